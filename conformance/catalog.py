@@ -1,0 +1,103 @@
+"""The check catalog: every conformance check, registered with its metadata.
+
+A check is a function registered by :func:`check`. Its id is stable and stated as the requirement
+(``editor.str_replace.rejects_multiple_matches``); it carries a severity (MUST / SHOULD / INFO),
+the tool types it applies to, the source it encodes and a one-line statement. The registry refuses
+duplicate ids and missing metadata at import time. The catalog is data: ``tooluse checks``, the
+reports and the docs are generated from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, TypeVar
+
+from simulator.sources import Source
+
+
+class Severity(str, Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    INFO = "INFO"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class CheckFailure(AssertionError):
+    """Raised by a check when the subject breaks the requirement.
+
+    ``received`` and ``documented`` are shown side by side; ``reproducer`` is the replayable list
+    of tool inputs that shows the failure.
+    """
+
+    def __init__(self, message: str, *, received: Any = None, documented: Any = None,
+                 reproducer: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.received = received
+        self.documented = documented
+        self.reproducer = list(reproducer or [])
+
+
+class CheckSkipped(Exception):
+    """Raised by a check that does not apply to this subject after all (with the reason)."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    family: str
+    severity: Severity
+    applies_to: frozenset[str]
+    source: Source
+    statement: str
+    func: Callable[..., Any] = field(compare=False, repr=False)
+    tags: frozenset[str] = frozenset()
+
+    def applies(self, tool_type: str) -> bool:
+        return tool_type in self.applies_to
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "family": self.family, "severity": self.severity.value,
+            "applies_to": sorted(self.applies_to), "source": self.source.to_json(),
+            "statement": self.statement,
+        }
+
+
+CATALOG: dict[str, Check] = {}
+
+
+def check(id: str, *, family: str, severity: Severity, applies_to: Iterable[str], source: Source,
+          statement: str, tags: Iterable[str] = ()) -> Callable[[F], F]:
+    """Register a check function under a stable id."""
+    applies = frozenset(applies_to)
+    if not id or id != id.strip() or " " in id:
+        raise ValueError(f"bad check id {id!r}")
+    if not id.startswith(f"{family}."):
+        raise ValueError(f"check id {id!r} must start with its family {family!r}")
+    if not statement.strip():
+        raise ValueError(f"check {id}: a one-line statement is required")
+    if not applies:
+        raise ValueError(f"check {id}: applies_to must name at least one tool type")
+
+    def deco(func: F) -> F:
+        if id in CATALOG:
+            raise ValueError(f"check id {id!r} registered twice")
+        CATALOG[id] = Check(id, family, Severity(severity), applies, source, statement, func,
+                            frozenset(tags))
+        return func
+
+    return deco
+
+
+def checks_for(tool_type: str, family: str | None = None) -> Iterator[Check]:
+    for c in sorted(CATALOG.values(), key=lambda c: c.id):
+        if c.applies(tool_type) and (family is None or c.family == family):
+            yield c

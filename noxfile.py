@@ -1,0 +1,42 @@
+"""Sessions: tests, lint, conformance, bench (and fuzz, baseline).
+
+Every session installs what it needs itself; `nox -s conformance` needs no arguments.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+PYTHON = "3.11"
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The project's own tests."""
+    session.install("-e", ".[test]")
+    args = session.posargs or ["-n", "2", "-q"]
+    session.run("pytest", *args)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff and mypy on the packages."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", "simulator", "conformance", "tests", "benchmarks", "noxfile.py")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """The main job: the suite against the reference subjects and the whole fixture corpus."""
+    session.install("-e", ".")
+    session.run("tooluse", "run", "--all-reference", "--out", "reports/run", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
+    session.install("-e", ".[test,bench]")
+    session.run("python", "-m", "benchmarks", *session.posargs)

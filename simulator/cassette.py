@@ -1,0 +1,162 @@
+"""The cassette format and its one loader.
+
+A cassette is one JSON file holding one scenario (see ``docs/cassette-format.md``)::
+
+    {"version": 1, "id": "...", "title": "...", "source": {...} | [...], "model": "...",
+     "tools": [...], "streamed": false, "tags": {...}, "exchanges": [
+        {"request": {"method", "path", "headers", "query", "body"},
+         "response": {"status", "headers", "body"} | {"status", "headers", "events": [...]},
+         "expect_rule": "rule.id"?}]}
+
+No other code reads fixture files: everything goes through :func:`load_cassette` and
+:func:`iter_corpus`, which raise :class:`CassetteError` naming the file and the JSON pointer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CASSETTE_VERSION = 1
+
+
+class CassetteError(ValueError):
+    """A broken cassette: which file, where in it (a JSON pointer), and what is wrong."""
+
+    def __init__(self, path: str | Path, pointer: str, message: str) -> None:
+        self.path = str(path)
+        self.pointer = pointer or "/"
+        self.message = message
+        super().__init__(f"{self.path}:{self.pointer}: {message}")
+
+
+@dataclass
+class Exchange:
+    request: dict[str, Any]
+    response: dict[str, Any]
+    expect_rule: str | None = None
+    index: int = 0
+
+    @property
+    def is_stream(self) -> bool:
+        return "events" in self.response
+
+    @property
+    def request_body(self) -> Any:
+        return self.request.get("body")
+
+
+@dataclass
+class Cassette:
+    id: str
+    title: str
+    source: list[dict[str, Any]]
+    model: str | None
+    tools: list[dict[str, Any]]
+    exchanges: list[Exchange]
+    path: Path | None = None
+    streamed: bool = False
+    tags: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def family(self) -> str:
+        return str(self.tags.get("family") or self.id.split("/")[0])
+
+    @property
+    def tool_type(self) -> str | None:
+        t = self.tags.get("tool_type")
+        return str(t) if t else None
+
+
+def default_fixtures_root() -> Path:
+    """``$TOOLUSE_FIXTURES``, else the ``fixtures/`` folder next to the packages."""
+    env = os.environ.get("TOOLUSE_FIXTURES")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _require(obj: Any, key: str, typ: type | tuple[type, ...], path: Path | str, ptr: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise CassetteError(path, ptr, f"missing required field {key!r}")
+    val = obj[key]
+    if not isinstance(val, typ):
+        want = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise CassetteError(path, f"{ptr}/{key}", f"{key!r} must be {want}, got {type(val).__name__}")
+    return val
+
+
+def parse_cassette(data: Any, path: str | Path = "<memory>") -> Cassette:
+    """Build a :class:`Cassette` from parsed JSON, checking the envelope."""
+    if not isinstance(data, dict):
+        raise CassetteError(path, "", "a cassette must be a JSON object")
+    version = _require(data, "version", int, path, "")
+    if version != CASSETTE_VERSION:
+        raise CassetteError(path, "/version", f"unsupported cassette version {version}; "
+                            f"this tool reads version {CASSETTE_VERSION}")
+    cid = _require(data, "id", str, path, "")
+    title = _require(data, "title", str, path, "")
+    source = _require(data, "source", (dict, list), path, "")
+    sources = [source] if isinstance(source, dict) else source
+    for i, s in enumerate(sources):
+        ptr = "/source" if isinstance(source, dict) else f"/source/{i}"
+        if not isinstance(s, dict) or "document" not in s or "section" not in s:
+            raise CassetteError(path, ptr, "a source needs 'document' and 'section'")
+    exchanges_raw = _require(data, "exchanges", list, path, "")
+    if not exchanges_raw:
+        raise CassetteError(path, "/exchanges", "a cassette needs at least one exchange")
+    exchanges = []
+    for i, ex in enumerate(exchanges_raw):
+        ptr = f"/exchanges/{i}"
+        req = _require(ex, "request", dict, path, ptr)
+        resp = _require(ex, "response", dict, path, ptr)
+        _require(req, "method", str, path, f"{ptr}/request")
+        _require(req, "path", str, path, f"{ptr}/request")
+        _require(resp, "status", int, path, f"{ptr}/response")
+        if "events" in resp and not isinstance(resp["events"], list):
+            raise CassetteError(path, f"{ptr}/response/events", "'events' must be a list")
+        exchanges.append(Exchange(req, resp, ex.get("expect_rule"), i))
+    tools = data.get("tools", [])
+    if not isinstance(tools, list):
+        raise CassetteError(path, "/tools", "'tools' must be a list")
+    return Cassette(
+        id=cid, title=title, source=sources, model=data.get("model"), tools=tools,
+        exchanges=exchanges, path=Path(path) if not isinstance(path, Path) else path,
+        streamed=bool(data.get("streamed", False)), tags=dict(data.get("tags", {})), raw=data,
+    )
+
+
+def load_cassette(path: str | Path) -> Cassette:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CassetteError(p, "", "file not found") from None
+    except UnicodeDecodeError as e:
+        raise CassetteError(p, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CassetteError(p, "", f"broken JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    return parse_cassette(data, p)
+
+
+def iter_cassette_paths(root: str | Path | None = None) -> Iterator[Path]:
+    base = Path(root) if root is not None else default_fixtures_root()
+    if base.is_file():
+        yield base
+        return
+    if not base.exists():
+        raise CassetteError(base, "", "no such fixtures directory")
+    yield from sorted(p for p in base.rglob("*.json") if not p.name.startswith("_"))
+
+
+def iter_corpus(root: str | Path | None = None) -> Iterator[Cassette]:
+    """Every cassette under ``root`` (default: the bundled corpus), sorted by path."""
+    for p in iter_cassette_paths(root):
+        yield load_cassette(p)

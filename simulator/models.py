@@ -1,0 +1,83 @@
+"""Known Claude models, as the tool registry and the Models API need them.
+
+A model is placed in a *generation* so tool versions can say "Claude 4 and later". Unknown model
+ids are never refused by the simulator on compatibility grounds (the API knows models this table
+does not); the compatibility rule only fires for a model listed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .sources import SEED_CODE_EXECUTION, SEED_TEXT_EDITOR, Source, protocol, seed
+
+
+@dataclass(frozen=True)
+class Model:
+    id: str
+    display_name: str
+    generation: float
+    #: Programmatic tool calling and REPL state on code_execution 20260120+.
+    ptc: bool = True
+    #: Accepts the current code execution versions (seed 000 supportedModels).
+    code_execution: bool = True
+    lifecycle: str = "active"
+    aliases: tuple[str, ...] = ()
+
+
+_CE = seed(SEED_CODE_EXECUTION, "featureMetadata.supportedModels")
+
+MODELS: tuple[Model, ...] = (
+    Model("claude-fable-5-1", "Claude Fable 5.1", 5.1),
+    Model("claude-mythos-5-1", "Claude Mythos 5.1", 5.1),
+    Model("claude-fable-5", "Claude Fable 5", 5.0),
+    Model("claude-mythos-5", "Claude Mythos 5", 5.0),
+    Model("claude-opus-5-5", "Claude Opus 5.5", 5.5),
+    Model("claude-opus-5", "Claude Opus 5", 5.0),
+    Model("claude-opus-4-8", "Claude Opus 4.8", 4.8),
+    Model("claude-opus-4-7", "Claude Opus 4.7", 4.7),
+    Model("claude-opus-4-6", "Claude Opus 4.6", 4.6),
+    Model("claude-opus-4-5-20251101", "Claude Opus 4.5", 4.5, aliases=("claude-opus-4-5",)),
+    Model("claude-sonnet-5-5", "Claude Sonnet 5.5", 5.5),
+    Model("claude-sonnet-5", "Claude Sonnet 5", 5.0),
+    Model("claude-sonnet-4-6", "Claude Sonnet 4.6", 4.6),
+    Model("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", 4.5, aliases=("claude-sonnet-4-5",)),
+    Model("claude-haiku-5-5", "Claude Haiku 5.5", 5.5),
+    # Seed 000: Haiku 4.5 accepts 20260120/20260521 but has no PTC and no REPL persistence.
+    Model("claude-haiku-4-5-20251001", "Claude Haiku 4.5", 4.5, ptc=False, aliases=("claude-haiku-4-5",)),
+    # PROTOCOL.md §2: Opus 4.1 (deprecated) supports only code_execution_20250825.
+    Model("claude-opus-4-1-20250805", "Claude Opus 4.1", 4.1, ptc=False, lifecycle="deprecated",
+          aliases=("claude-opus-4-1",)),
+    # Seed 001: Claude 4 models use text_editor_20250429.
+    Model("claude-opus-4-20250514", "Claude Opus 4", 4.0, ptc=False, code_execution=False,
+          aliases=("claude-opus-4-0",)),
+    Model("claude-sonnet-4-20250514", "Claude Sonnet 4", 4.0, ptc=False, code_execution=False,
+          aliases=("claude-sonnet-4-0",)),
+    Model("claude-3-7-sonnet-20250219", "Claude Sonnet 3.7", 3.7, ptc=False, code_execution=False,
+          lifecycle="retired", aliases=("claude-3-7-sonnet-latest",)),
+    Model("claude-3-5-sonnet-20241022", "Claude Sonnet 3.5", 3.5, ptc=False, code_execution=False,
+          lifecycle="retired", aliases=("claude-3-5-sonnet-latest",)),
+)
+
+MODEL_SOURCES: dict[str, Source] = {
+    "code_execution": _CE,
+    "ptc": protocol("1. Programmatic tool calling: Requires"),
+    "claude4_editor": seed(SEED_TEXT_EDITOR, "Gunakan model yang kompatibel"),
+}
+
+_BY_ID: dict[str, Model] = {}
+for _m in MODELS:
+    for _key in (_m.id, *_m.aliases):
+        if _key in _BY_ID:
+            raise ValueError(f"duplicate model id {_key!r}")
+        _BY_ID[_key] = _m
+
+
+def lookup(model_id: str) -> Model | None:
+    """The known model for an id or alias, or None when this table does not know it."""
+    return _BY_ID.get(model_id)
+
+
+def is_haiku_4_5(model_id: str) -> bool:
+    m = lookup(model_id)
+    return m is not None and m.id == "claude-haiku-4-5-20251001"
