@@ -1,0 +1,70 @@
+"""What a check talks to: one subject under test, with a fresh working directory.
+
+The runner builds a :class:`ToolSession` around a subject (an in-process ``module:attr`` factory or
+an out-of-process command) and hands it to each check function::
+
+    @check("editor.view.line_numbers", family="editor", severity=Severity.SHOULD, ...)
+    def _(s: ToolSession) -> None:
+        (s.workdir / "a.txt").write_text("x\\n")
+        r = s.call({"command": "view", "path": str(s.workdir / "a.txt")})
+        if r.is_error: raise CheckFailure(...)
+
+Every input sent through :meth:`ToolSession.call` is recorded in :attr:`ToolSession.history`, which
+becomes the failure's reproducer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass
+class ToolResult:
+    """What the subject answered, normalised to the tool_result shape."""
+
+    #: ``str`` or a list of content blocks, as the subject returned it.
+    content: str | list[dict[str, Any]]
+    is_error: bool
+    #: The exception text when the handler raised (counts as an error result).
+    raised: str | None = None
+    #: Seconds the call took.
+    elapsed: float = 0.0
+    #: True when the call did not return within the deadline (the subject was stopped).
+    timed_out: bool = False
+
+    @property
+    def text(self) -> str:
+        """All text of the result, blocks joined by newlines."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(str(b.get("text", "")) for b in self.content
+                         if isinstance(b, dict) and b.get("type") == "text")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"content": self.content, "is_error": self.is_error}
+
+
+class ToolSession(Protocol):
+    workdir: Path
+    tool_type: str
+    #: The command timeout the subject was given (seconds).
+    timeout: float
+    history: list[dict[str, Any]]
+
+    def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
+        """Send one tool_use ``input``; ``deadline`` overrides the default per-call deadline."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+@dataclass
+class Reproducer:
+    """A replayable failure: the tool type and the inputs, in order."""
+
+    tool_type: str
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
