@@ -7,8 +7,9 @@ and HTML writers read them. Harness faults (``error``) are kept apart from subje
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 
 class Outcome(str, Enum):
@@ -42,6 +43,18 @@ class CheckResult:
         d["outcome"] = self.outcome.value
         return d
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> CheckResult:
+        """The inverse of :meth:`to_json` (extra keys, e.g. a check's statement, are ignored)."""
+        return cls(
+            check_id=str(d["check_id"]), subject=str(d["subject"]),
+            tool_type=str(d.get("tool_type", "")), family=str(d.get("family", "")),
+            severity=str(d.get("severity", "")), outcome=Outcome(d["outcome"]),
+            duration=float(d.get("duration") or 0.0), message=str(d.get("message") or ""),
+            received=d.get("received"), documented=d.get("documented"),
+            reproducer=list(d.get("reproducer") or []),
+        )
+
 
 @dataclass
 class SubjectInfo:
@@ -49,3 +62,46 @@ class SubjectInfo:
     family: str
     tool_type: str
     spec: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SubjectInfo:
+        return cls(str(d["name"]), str(d.get("family", "")), str(d.get("tool_type", "")),
+                   str(d.get("spec", "")))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class RunInfo:
+    """Metadata of one run, handed to listeners when it starts (written into ``results.json``)."""
+
+    subjects: list[SubjectInfo] = field(default_factory=list)
+    #: The hypothesis seed the run used (None: hypothesis chose).
+    seed: int | None = None
+    started_at: str = field(default_factory=_now)
+    #: SHOULD checks count like MUST ones (``--strict``).
+    strict: bool = False
+    #: The fixture corpus (directory) the run replayed, if any.
+    fixtures: str | None = None
+    argv: list[str] = field(default_factory=list)
+
+
+class RunListener(Protocol):
+    """What the runner calls while a run goes; report writers and progress implement it.
+
+    ``on_check_started`` is optional for the runner to call (progress shows the current check).
+    ``on_run_finished(complete=False)`` means the run was interrupted.
+    """
+
+    def on_run_started(self, run: RunInfo) -> None: ...
+
+    def on_check_started(self, check_id: str, subject: str) -> None: ...
+
+    def on_check_finished(self, result: CheckResult) -> None: ...
+
+    def on_run_finished(self, *, complete: bool) -> None: ...
