@@ -1,0 +1,1 @@
+"""Performance measurements, as ratios in one run (``nox -s bench`` / ``python -m benchmarks``)."""

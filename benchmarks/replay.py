@@ -1,0 +1,128 @@
+"""In-process replay: the simulator against VCR.py and against the transport floor.
+
+Each variant drives the unmodified ``anthropic`` SDK through the same conversation:
+
+- ``floor``: an ``httpx2.MockTransport`` handing back the canned response, no checks at all;
+- ``vcr``: VCR.py replaying a cassette recorded from the same exchanges (record mode ``none``);
+- ``simulator``: the tooluse simulator, full rule checking, through its in-process transport.
+
+A conversation's cost includes loading its cassette (what a user pays per test). Variants are
+interleaved round by round so machine noise hits them alike; the median per-request time is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+
+from . import conversation
+
+Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
+Runner = Callable[[], None]
+
+
+def _client(transport: httpx2.BaseTransport | None = None) -> anthropic.Anthropic:
+    http = httpx2.Client(transport=transport) if transport is not None else None
+    return anthropic.Anthropic(api_key="placeholder-not-a-key", max_retries=0, http_client=http)
+
+
+def _drive(client: anthropic.Anthropic, pairs: Pairs, stream: bool) -> None:
+    for request, _ in pairs:
+        if stream:
+            with client.messages.create(**request, stream=True) as events:
+                for _ev in events:
+                    pass
+        else:
+            client.messages.create(**request)
+
+
+def floor(pairs: Pairs, stream: bool) -> Runner:
+    bodies = [conversation.sse_bytes(r) if stream else json.dumps(r).encode() for _, r in pairs]
+    ctype = "text/event-stream" if stream else "application/json"
+
+    def run() -> None:
+        it = iter(bodies)
+
+        def handler(request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(200, headers={"content-type": ctype}, content=next(it))
+
+        _drive(_client(httpx2.MockTransport(handler)), pairs, stream)
+
+    return run
+
+
+def vcr_runner(pairs: Pairs, stream: bool, workdir: Path) -> Runner:
+    import vcr
+
+    path = workdir / f"vcr_{len(pairs)}_{int(stream)}.yaml"
+    recorder = vcr.VCR(record_mode="all")
+    with recorder.use_cassette(str(path)):
+        floor(pairs, stream)()
+    player = vcr.VCR(record_mode="none")
+
+    def run() -> None:
+        with player.use_cassette(str(path)):
+            _drive(_client(), pairs, stream)
+
+    return run
+
+
+def simulator_runner(pairs: Pairs, stream: bool) -> Runner:
+    from simulator.cassette import parse_cassette
+
+    from .adapters import simulator_client
+
+    data = conversation.as_cassette(pairs, f"conv{len(pairs)}")
+    text = json.dumps(data)
+
+    def run() -> None:
+        cassette = parse_cassette(json.loads(text))
+        _drive(simulator_client(cassette), pairs, stream)
+
+    return run
+
+
+def measure(rounds: int = 7, reps: int = 5) -> list[dict[str, Any]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for turns in (2, 20):
+            pairs = conversation.build(turns)
+            for stream in (False, True):
+                variants: dict[str, Runner] = {"floor": floor(pairs, stream),
+                                               "vcr": vcr_runner(pairs, stream, Path(tmp))}
+                note = ""
+                try:
+                    variants["simulator"] = simulator_runner(pairs, stream)
+                    variants["simulator"]()  # warm and verify it replays at all
+                except Exception as e:  # noqa: BLE001 - reported in the table
+                    variants.pop("simulator", None)
+                    note = f"simulator unavailable: {type(e).__name__}: {e}"[:200]
+                samples: dict[str, list[float]] = {k: [] for k in variants}
+                for _ in range(rounds):
+                    for name, run in variants.items():
+                        t0 = time.perf_counter()
+                        for _ in range(reps):
+                            run()
+                        samples[name].append((time.perf_counter() - t0) / (reps * turns))
+                med = {k: statistics.median(v) for k, v in samples.items()}
+                row: dict[str, Any] = {
+                    "section": "replay", "exchanges": turns, "stream": stream,
+                    "us_per_request": {k: round(v * 1e6, 1) for k, v in med.items()},
+                }
+                if "simulator" in med:
+                    row["ratio_vs_vcr"] = round(med["simulator"] / med["vcr"], 3)
+                    row["ratio_vs_floor"] = round(med["simulator"] / med["floor"], 3)
+                    row["target"] = "ratio_vs_vcr <= 1.0 and ratio_vs_floor <= 1.3"
+                    row["met"] = row["ratio_vs_vcr"] <= 1.0 and row["ratio_vs_floor"] <= 1.3
+                if note:
+                    row["note"] = note
+                rows.append(row)
+    return rows
