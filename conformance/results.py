@@ -89,6 +89,8 @@ class RunInfo:
     #: The fixture corpus (directory) the run replayed, if any.
     fixtures: str | None = None
     argv: list[str] = field(default_factory=list)
+    #: How many (check, subject) cases the run plans, for progress (None: unknown).
+    planned: int | None = None
 
 
 class RunListener(Protocol):
