@@ -157,6 +157,27 @@ ALLOWED_CALLERS = ("direct", "code_execution_20250825", "code_execution_20260120
 #: ``caller`` types a response can carry (PROTOCOL.md §1: no 20260521 variant).
 CALLER_TYPES = ("direct", "code_execution_20250825", "code_execution_20260120")
 
+#: Where each enumerated value above comes from (the JSON Schemas record it in ``$comment``).
+ERROR_CODES_SOURCE = _CE_ERRORS_SRC
+LEGACY_ERROR_CODES_SOURCE = protocol("Known discrepancies to encode, not to resolve silently")
+STOP_REASONS_SOURCE = protocol("6. Streaming (SSE): Stop reasons", "S")
+PAUSE_TURN_SOURCE = seed(SEED_CODE_EXECUTION, "Alasan berhenti pause_turn")
+CALLERS_SOURCE = protocol("1. Programmatic tool calling: allowed_callers / caller union", "S")
+#: Result errors of the web tools (SDK enums; PROTOCOL.md has no list of its own).
+WEB_SEARCH_ERROR_CODES = ("invalid_tool_input", "unavailable", "max_uses_exceeded",
+                          "too_many_requests", "query_too_long", "request_too_large")
+WEB_FETCH_ERROR_CODES = ("invalid_tool_input", "url_too_long", "url_not_allowed",
+                         "url_not_in_prior_context", "url_not_accessible", "unsupported_content_type",
+                         "too_many_requests", "max_uses_exceeded", "unavailable", "content_too_large")
+WEB_ERROR_CODES_SOURCE = protocol("2. Code execution tool: Dynamic filtering", "S")
+#: HTTP status -> API error ``type`` (PROTOCOL.md §5), and the SDK's extra types.
+API_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",
+                   403: "permission_error", 404: "not_found_error", 409: "conflict_error",
+                   413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                   504: "timeout_error", 529: "overloaded_error"}
+SDK_API_ERROR_TYPES = ("memory_precondition_failed_error", "memory_path_conflict_error")
+API_ERROR_TYPES_SOURCE = protocol("5. Error responses: Status to type")
+
 _DEF_FIELDS = ("allowed_callers", "cache_control", "defer_loading", "strict")
 
 # --- code execution ----------------------------------------------------------------------------
@@ -318,7 +339,7 @@ register(ToolVersion(
     type="custom", family="custom", name=None, side="client",
     source=seed(SEED_PTC, "L'activer"), schema_less=False,
     definition_fields=("description", "input_schema", "allowed_callers", "cache_control",
-                       "defer_loading", "strict", "input_examples"),
+                       "defer_loading", "strict", "input_examples", "eager_input_streaming"),
     facts=(
         Fact("allowed_callers: direct and/or code_execution_20260120 (20260521 interchangeable).",
              protocol("1. Programmatic tool calling: allowed_callers")),
