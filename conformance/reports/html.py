@@ -1,0 +1,137 @@
+"""The self-contained HTML report: subjects × checks matrix, filters, expandable failures.
+
+One file, inline CSS and JS, no network. The matrix is rendered here (it reads without JS); the
+script only filters rows by family, severity and outcome, driven by the URL hash
+(``report.html#family=bash&severity=MUST&outcome=fail``) so a filtered view can be linked.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from .baseline import BaselineVerdict
+from .coverage import coverage_rows
+from .render_common import (
+    SEVERITY_ORDER,
+    format_value,
+    is_known,
+    per_subject,
+    problems,
+    reproducer_text,
+    run_line,
+    verdict_word,
+)
+
+TEMPLATE = Path(__file__).with_name("report.html")
+_LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!"}
+
+
+def _e(x: Any) -> str:
+    return escape(str(x), quote=True)
+
+
+def _select(key: str, values: list[str]) -> str:
+    opts = "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+    return (f'<label>{key} <select id="f-{key}"><option value="">all</option>{opts}'
+            f"</select></label>")
+
+
+def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None) -> str:
+    known = is_known(r, verdict)
+    classes = "failure" + (" error" if r["outcome"] == "error" else "") + (" known" if known else "")
+    tag = "expected failure (baseline)" if known else r["outcome"]
+    parts = [f'<details class="{classes}" id="{anchor}" data-check="{_e(r["check_id"])}" '
+             f'data-family="{_e(r["family"])}" data-severity="{_e(r["severity"])}" '
+             f'data-outcomes="{_e(r["outcome"])}">',
+             f'<summary><span class="sev sev-{_e(r["severity"])}">{_e(r["severity"])}</span> '
+             f'<code>{_e(r["check_id"])}</code> on <code>{_e(r["subject"])}</code>: {_e(tag)}'
+             "</summary>"]
+    if r.get("statement"):
+        src = r.get("source") or {}
+        cite = f' <span class="muted">({_e(src["document"])} § {_e(src["section"])})</span>' if src else ""
+        parts.append(f"<p><em>{_e(r['statement'])}</em>{cite}</p>")
+    if r.get("message"):
+        parts.append(f"<pre>{_e(r['message'])}</pre>")
+    if r.get("received") is not None or r.get("documented") is not None:
+        parts.append('<div class="side"><div><strong>Received</strong>'
+                     f"<pre>{_e(format_value(r.get('received')))}</pre></div>"
+                     "<div><strong>Documented</strong>"
+                     f"<pre>{_e(format_value(r.get('documented')))}</pre></div></div>")
+    if r.get("reproducer"):
+        parts.append(f"<p><strong>Reproducer</strong> ({len(r['reproducer'])} steps)</p>"
+                     f'<pre class="reproducer">{_e(reproducer_text(r["reproducer"]))}</pre>')
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
+    word = verdict_word(doc, verdict)
+    s = doc["summary"]
+    subjects = [sub for sub, _ in per_subject(doc)]
+    by_check: dict[str, dict[str, dict[str, Any]]] = {}
+    meta: dict[str, dict[str, Any]] = {}
+    for r in doc["results"]:
+        by_check.setdefault(r["check_id"], {})[r["subject"]] = r
+        meta.setdefault(r["check_id"], r)
+    failing = problems(doc, verdict)
+    anchors = {(r["subject"], r["check_id"]): f"f{i}" for i, r in enumerate(failing)}
+    checks = sorted(by_check, key=lambda c: (meta[c]["family"],
+                                             SEVERITY_ORDER.get(meta[c]["severity"], 3), c))
+
+    body = [f'<h1 class="verdict-{word}">tooluse conformance: {word}</h1>',
+            f'<div class="meta">{_e(run_line(doc))}</div>']
+    if not doc["run"]["complete"]:
+        body.append("<p><strong>The run did not finish: these results are partial.</strong></p>")
+    body.append('<div class="counts">' + "".join(
+        f'<span class="{k}">{k} {s[k]}</span>' for k in ("total", "pass", "fail", "skip", "error",
+                                                           "blocking")) + "</div>")
+    if verdict is not None:
+        body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
+    families = sorted({meta[c]["family"] for c in checks})
+    body.append('<div class="filters">' + _select("family", families)
+                + _select("severity", ["MUST", "SHOULD", "INFO"])
+                + _select("outcome", ["pass", "fail", "skip", "error"])
+                + ' <span id="shown" class="muted"></span></div>')
+    body.append('<h2>Matrix</h2><table id="matrix"><thead><tr><th>check</th><th>severity</th>'
+                + "".join(f'<th class="subject" title="{_e(sub["tool_type"])}">{_e(sub["name"])}'
+                          "</th>" for sub in subjects) + "</tr></thead><tbody>")
+    for cid in checks:
+        m = meta[cid]
+        cells = by_check[cid]
+        outcomes = " ".join(sorted({r["outcome"] for r in cells.values()}))
+        title = _e(m.get("statement", ""))
+        row = [f'<tr data-check="{_e(cid)}" data-family="{_e(m["family"])}" '
+               f'data-severity="{_e(m["severity"])}" data-outcomes="{outcomes}">'
+               f'<td class="id" title="{title}"><code>{_e(cid)}</code></td>'
+               f'<td><span class="sev sev-{_e(m["severity"])}">{_e(m["severity"])}</span></td>']
+        for sub in subjects:
+            r = cells.get(sub["name"])
+            if r is None:
+                row.append('<td class="cell na muted" title="not applicable">·</td>')
+                continue
+            o = r["outcome"]
+            known = " known" if is_known(r, verdict) else ""
+            label = _LABEL[o]
+            anchor = anchors.get((r["subject"], cid))
+            if anchor:
+                label = f'<a href="#open={anchor}" data-open="{anchor}">{label}</a>'
+            tip = _e((r.get("message") or o).splitlines()[0][:200] if r.get("message") else o)
+            row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
+        body.append("".join(row) + "</tr>")
+    body.append("</tbody></table>")
+    body.append(f"<h2>Failures ({len(failing)})</h2>")
+    body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict) for r in failing] or [
+        "<p>No failures.</p>"]
+    rows = coverage_rows(doc.get("coverage") or {})
+    if rows:
+        body.append('<h2>Protocol coverage</h2><table id="coverage"><thead><tr><th>dimension</th>'
+                    "<th>exercised</th><th>missing</th></tr></thead><tbody>")
+        body += [f"<tr><td>{_e(d)}</td><td>{_e(f)}</td><td>"
+                 + (", ".join(f"<code>{_e(x)}</code>" for x in miss) or "—") + "</td></tr>"
+                 for d, f, miss in rows]
+        body.append("</tbody></table>")
+    html = TEMPLATE.read_text(encoding="utf-8")
+    return html.replace("{{TITLE}}", _e(f"tooluse conformance: {word}")).replace(
+        "{{BODY}}", "\n".join(body))

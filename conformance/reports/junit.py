@@ -1,0 +1,112 @@
+"""JUnit XML for CI systems (Jenkins, GitLab, GitHub test reporters).
+
+One ``<testsuite>`` per subject, one ``<testcase>`` per check (``classname`` = subject.family,
+``name`` = check id). A red test case means what the exit code means:
+
+- ``<failure>``: a MUST failure (a SHOULD failure too under ``--strict``), not in the baseline;
+- ``<error>``: the harness broke on this case;
+- ``<skipped>``: skipped checks, failures of checks that do not gate the run (SHOULD/INFO without
+  ``--strict``) and expected failures listed in the baseline; the message says which, and the
+  full text is in ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from .baseline import BaselineVerdict
+from .render_common import format_value, is_known, per_subject, reproducer_text
+
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _x(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (subjects echo arbitrary bytes)."""
+    return _INVALID_XML.sub("\ufffd", text)
+
+
+def _details(r: dict[str, Any]) -> str:
+    lines = [r.get("message") or ""]
+    if r.get("statement"):
+        lines.append(f"Requirement: {r['statement']}")
+    if r.get("received") is not None or r.get("documented") is not None:
+        lines.append(f"Received: {format_value(r.get('received'))}")
+        lines.append(f"Documented: {format_value(r.get('documented'))}")
+    if r.get("reproducer"):
+        lines.append("Reproducer:\n" + reproducer_text(r["reproducer"]))
+    return _x("\n".join(x for x in lines if x))
+
+
+def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None) -> tuple[ET.Element, str]:
+    case = ET.Element("testcase", {
+        "classname": _x(f"{r['subject']}.{r['family']}"), "name": _x(r["check_id"]),
+        "time": f"{float(r.get('duration') or 0):.3f}"})
+    outcome = r["outcome"]
+    summary = _x((r.get("message") or "").strip().splitlines()[0][:500]) if r.get("message") else ""
+    kind = "pass"
+    if outcome == "skip":
+        ET.SubElement(case, "skipped", {"message": summary or "skipped"})
+        kind = "skip"
+    elif outcome == "error":
+        el = ET.SubElement(case, "error", {"message": summary or "harness error", "type": "error"})
+        el.text = _details(r)
+        kind = "error"
+    elif outcome == "fail":
+        gating = r["severity"] == "MUST" or (strict and r["severity"] == "SHOULD")
+        if is_known(r, verdict):
+            ET.SubElement(case, "skipped", {"message": f"expected failure (baseline): {summary}"})
+            kind = "skip"
+        elif not gating:
+            ET.SubElement(case, "skipped", {
+                "message": f"{r['severity']} not met (does not fail the run"
+                           f"{'' if r['severity'] == 'INFO' else ' without --strict'}): {summary}"})
+            kind = "skip"
+        else:
+            el = ET.SubElement(case, "failure", {"message": summary or "check failed",
+                                                 "type": r["severity"]})
+            el.text = _details(r)
+            kind = "failure"
+        if kind == "skip":
+            ET.SubElement(case, "system-out").text = _details(r)
+    return case, kind
+
+
+def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
+    strict = bool(doc["run"].get("strict"))
+    root = ET.Element("testsuites", {"name": "tooluse-conformance"})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total_time = 0.0
+    for subject, _counts in per_subject(doc):
+        results = [r for r in doc["results"] if r["subject"] == subject["name"]]
+        suite = ET.SubElement(root, "testsuite", {"name": _x(subject["name"])})
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("tool_type", subject["tool_type"]), ("family", subject["family"]),
+                            ("spec", subject.get("spec", "")),
+                            ("anthropic_sdk_version", doc["suite"]["anthropic_sdk_version"] or ""),
+                            ("suite_version", doc["suite"]["version"]),
+                            ("seed", "" if doc["run"]["seed"] is None else str(doc["run"]["seed"]))):
+            ET.SubElement(props, "property", {"name": name, "value": _x(str(value))})
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        time = 0.0
+        for r in sorted(results, key=lambda r: r["check_id"]):
+            case, kind = _case(r, strict, verdict)
+            suite.append(case)
+            counts["tests"] += 1
+            if kind != "pass":
+                counts[{"failure": "failures", "error": "errors", "skip": "skipped"}[kind]] += 1
+            time += float(r.get("duration") or 0)
+        suite.set("tests", str(counts["tests"]))
+        for k in ("failures", "errors", "skipped"):
+            suite.set(k, str(counts[k]))
+            totals[k] += counts[k]
+        totals["tests"] += counts["tests"]
+        suite.set("time", f"{time:.3f}")
+        suite.set("timestamp", doc["run"]["started_at"].removesuffix("Z"))
+        total_time += time
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("time", f"{total_time:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

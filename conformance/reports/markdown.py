@@ -1,0 +1,96 @@
+"""The Markdown summary: short enough for a pull-request comment, failing MUST checks first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .baseline import BaselineVerdict
+from .coverage import coverage_rows
+from .render_common import (
+    format_value,
+    is_known,
+    per_subject,
+    problems,
+    reproducer_text,
+    run_line,
+    verdict_word,
+)
+
+#: GitHub refuses comments over 65536 characters; leave room for the tail sections.
+MAX_CHARS = 60_000
+_ICON = {"PASS": "✅", "FAIL": "❌", "INCOMPLETE": "⚠️"}
+
+
+def _code(text: str) -> str:
+    if "\n" not in text and len(text) <= 100 and "`" not in text:
+        return f"`{text}`"
+    fence = "````" if "```" in text else "```"
+    return f"\n\n{fence}\n{text}\n{fence}\n"
+
+
+def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
+    tag = "expected failure (baseline)" if is_known(r, verdict) else r["outcome"].upper()
+    out = [f"#### {r['severity']} `{r['check_id']}` on `{r['subject']}`: {tag}", ""]
+    if r.get("statement"):
+        src = r.get("source") or {}
+        cite = f" ({src['document']} § {src['section']})" if src else ""
+        out += [f"> {r['statement']}{cite}", ""]
+    if r.get("message"):
+        out += [r["message"].strip(), ""]
+    if r.get("received") is not None or r.get("documented") is not None:
+        out.append(f"- **Received:** {_code(format_value(r.get('received'), 600))}")
+        out.append(f"- **Documented:** {_code(format_value(r.get('documented'), 600))}")
+        out.append("")
+    if r.get("reproducer"):
+        n = len(r["reproducer"])
+        out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})</summary>",
+                "", "```json", reproducer_text(r["reproducer"], 3000), "```", "", "</details>", ""]
+    return "\n".join(out)
+
+
+def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
+    word = verdict_word(doc, verdict)
+    s = doc["summary"]
+    out = [f"## {_ICON[word]} tooluse conformance: {word}", "", run_line(doc), ""]
+    if not doc["run"]["complete"]:
+        out += ["**The run did not finish**: these results are partial.", ""]
+    out += ["| checks | pass | fail | skip | error | blocking |", "|---:|---:|---:|---:|---:|---:|",
+            f"| {s['total']} | {s['pass']} | {s['fail']} | {s['skip']} | {s['error']} "
+            f"| {s['blocking']} |", ""]
+    subjects = per_subject(doc)
+    if subjects:
+        out += ["### Subjects", "", "| subject | tool type | pass | fail | skip | error |",
+                "|---|---|---:|---:|---:|---:|"]
+        out += [f"| `{sub['name']}` | `{sub['tool_type']}` | {c['pass']} | {c['fail']} | "
+                f"{c['skip']} | {c['error']} |" for sub, c in subjects]
+        out.append("")
+    if verdict is not None:
+        out += ["### Baseline", "", *[f"- {line.strip()}" for line in verdict.lines()], ""]
+    tail = _coverage(doc)
+    failing = problems(doc, verdict)
+    if failing:
+        out += [f"### Failures ({len(failing)})", ""]
+        used = sum(len(x) + 1 for x in out) + len(tail)
+        for i, r in enumerate(failing):
+            block = _failure(r, verdict)
+            if used + len(block) > MAX_CHARS:
+                out += [f"… {len(failing) - i} more failures: see results.json or report.html.", ""]
+                break
+            out.append(block)
+            used += len(block) + 1
+    else:
+        out += ["No failures.", ""]
+    return "\n".join(out) + tail
+
+
+def _coverage(doc: dict[str, Any]) -> str:
+    rows = coverage_rows(doc.get("coverage") or {})
+    if not rows:
+        return ""
+    out = ["", "### Protocol coverage", "", "| dimension | exercised | missing |", "|---|---:|---|"]
+    for dim, frac, missing in rows:
+        shown = ", ".join(f"`{m}`" for m in missing[:12])
+        if len(missing) > 12:
+            shown += f", … {len(missing) - 12} more"
+        out.append(f"| {dim} | {frac} | {shown or '—'} |")
+    return "\n".join(out) + "\n"

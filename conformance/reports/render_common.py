@@ -1,0 +1,84 @@
+"""Helpers the Markdown, JUnit and HTML writers share: ordering, value formatting, headings."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from .baseline import BaselineVerdict
+
+SEVERITY_ORDER = {"MUST": 0, "SHOULD": 1, "INFO": 2}
+OUTCOMES = ("pass", "fail", "skip", "error")
+MAX_VALUE_CHARS = 4000
+
+
+def format_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """A received/documented value as text: strings as they are, anything else as JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit} more characters in results.json)"
+    return text
+
+
+def reproducer_text(reproducer: list[Any], limit: int = MAX_VALUE_CHARS) -> str:
+    return format_value(reproducer, limit)
+
+
+def is_known(r: dict[str, Any], verdict: BaselineVerdict | None) -> bool:
+    return verdict is not None and verdict.is_known(r["subject"], r["check_id"])
+
+
+def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> list[dict[str, Any]]:
+    """Failing and erroring results, the ones that fail the run first, then by severity and id.
+
+    Order: blocking MUST failures, harness errors, SHOULD, INFO, then known (baseline) failures.
+    """
+    strict = bool(doc["run"].get("strict"))
+
+    def rank(r: dict[str, Any]) -> tuple[int, int, int, str, str]:
+        known = is_known(r, verdict)
+        blocking = r["outcome"] == "error" or r["severity"] == "MUST" or (
+            strict and r["severity"] == "SHOULD")
+        return (int(known), int(not blocking), SEVERITY_ORDER.get(r["severity"], 3),
+                r["check_id"], r["subject"])
+
+    return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error")), key=rank)
+
+
+def per_subject(doc: dict[str, Any]) -> list[tuple[dict[str, Any], Counter[str]]]:
+    counts: dict[str, Counter[str]] = {s["name"]: Counter() for s in doc["subjects"]}
+    extra: dict[str, dict[str, Any]] = {}
+    for r in doc["results"]:
+        if r["subject"] not in counts:
+            counts[r["subject"]] = Counter()
+            extra[r["subject"]] = {"name": r["subject"], "family": r["family"],
+                                   "tool_type": r["tool_type"], "spec": ""}
+        counts[r["subject"]][r["outcome"]] += 1
+    subjects = list(doc["subjects"]) + list(extra.values())
+    return [(s, counts[s["name"]]) for s in subjects]
+
+
+def verdict_word(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
+    """PASS / FAIL / INCOMPLETE, taking a baseline into account when one was applied."""
+    if not doc["run"]["complete"]:
+        return "INCOMPLETE"
+    if verdict is not None:
+        return "PASS" if verdict.ok else "FAIL"
+    return "PASS" if doc["summary"]["verdict"] == "pass" else "FAIL"
+
+
+def run_line(doc: dict[str, Any]) -> str:
+    suite, run = doc["suite"], doc["run"]
+    parts = [f"tooluse-conformance {suite['version']}",
+             f"anthropic {suite['anthropic_sdk_version'] or 'not installed'}",
+             f"Python {suite['python_version']}",
+             f"seed {run['seed'] if run['seed'] is not None else 'random'}",
+             f"started {run['started_at']}"]
+    if run.get("finished_at"):
+        parts.append(f"finished {run['finished_at']}")
+    if run.get("strict"):
+        parts.append("strict (SHOULD counts)")
+    if run.get("interrupted"):
+        parts.append("interrupted")
+    return " · ".join(parts)
