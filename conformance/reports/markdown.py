@@ -21,11 +21,13 @@ MAX_CHARS = 60_000
 _ICON = {"PASS": "✅", "FAIL": "❌", "INCOMPLETE": "⚠️"}
 
 
-def _code(text: str) -> str:
+def _field(label: str, value: object) -> list[str]:
+    """``- **Received:** `x``` for short values, a fenced block under the label otherwise."""
+    text = format_value(value, 600)
     if "\n" not in text and len(text) <= 100 and "`" not in text:
-        return f"`{text}`"
+        return [f"- **{label}:** `{text}`"]
     fence = "````" if "```" in text else "```"
-    return f"\n\n{fence}\n{text}\n{fence}\n"
+    return [f"**{label}:**", "", fence, text, fence, ""]
 
 
 def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
@@ -38,9 +40,9 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
     if r.get("message"):
         out += [r["message"].strip(), ""]
     if r.get("received") is not None or r.get("documented") is not None:
-        out.append(f"- **Received:** {_code(format_value(r.get('received'), 600))}")
-        out.append(f"- **Documented:** {_code(format_value(r.get('documented'), 600))}")
-        out.append("")
+        out += _field("Received", r.get("received")) + _field("Documented", r.get("documented"))
+        if out[-1]:
+            out.append("")
     if r.get("reproducer"):
         n = len(r["reproducer"])
         out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})</summary>",

@@ -38,10 +38,14 @@ def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> lis
 
     def rank(r: dict[str, Any]) -> tuple[int, int, int, str, str]:
         known = is_known(r, verdict)
-        blocking = r["outcome"] == "error" or r["severity"] == "MUST" or (
-            strict and r["severity"] == "SHOULD")
-        return (int(known), int(not blocking), SEVERITY_ORDER.get(r["severity"], 3),
-                r["check_id"], r["subject"])
+        if r["outcome"] == "error":
+            group = 1
+        elif r["severity"] == "MUST" or (strict and r["severity"] == "SHOULD"):
+            group = 0
+        else:
+            group = 2
+        return (int(known), group, SEVERITY_ORDER.get(r["severity"], 3), r["check_id"],
+                r["subject"])
 
     return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error")), key=rank)
 

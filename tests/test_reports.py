@@ -1,0 +1,216 @@
+"""Markdown, JUnit and the report bundle on the small fixed run (synthetic results)."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.extensions.json import JSONSnapshotExtension
+from test_reports_sample import FIXED_END, SUBJECTS, sample_doc, sample_results
+
+from conformance.reports import (
+    Progress,
+    RunReports,
+    load_results,
+    normalise,
+    parse_baseline,
+    render_junit,
+    render_markdown,
+    write_reports,
+)
+from conformance.reports import markdown as md_mod
+from conformance.reports import results_file as rf
+from conformance.results import CheckResult, Outcome, RunInfo
+
+XSD = Path(__file__).parent / "data" / "junit-jenkins.xsd"
+
+#: Coverage depends on the registry and catalog other parts grow; snapshots use a fixed one.
+FIXED_COVERAGE = {
+    "tool_versions": {"known": ["bash_20250124", "text_editor_20250429", "text_editor_20250728"],
+                      "exercised": ["bash_20250124", "text_editor_20250728"],
+                      "missing": ["text_editor_20250429"], "extra": []},
+    "stop_reasons": {"known": ["end_turn", "pause_turn", "tool_use"], "exercised": ["tool_use"],
+                     "missing": ["end_turn", "pause_turn"], "extra": []},
+}
+
+
+@pytest.fixture
+def doc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    d = normalise(sample_doc(tmp_path, monkeypatch=monkeypatch))
+    d["coverage"] = FIXED_COVERAGE
+    return d
+
+
+@pytest.fixture
+def json_snapshot(snapshot: Any) -> Any:
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+def test_markdown_snapshot(doc: dict[str, Any], snapshot: Any) -> None:
+    assert render_markdown(doc) == snapshot
+
+
+def test_markdown_with_baseline_snapshot(doc: dict[str, Any], snapshot: Any) -> None:
+    from conformance.reports import apply_baseline
+    from conformance.reports.results_file import RunResults
+
+    baseline = parse_baseline("broken-editor:editor.demo.view_line_numbers  # known\n"
+                              "bash.demo.session_persists\n")
+    verdict = apply_baseline(RunResults(doc).results, baseline)
+    assert render_markdown(doc, verdict) == snapshot
+
+
+def test_results_json_snapshot(doc: dict[str, Any], json_snapshot: Any) -> None:
+    assert doc == json_snapshot
+
+
+def test_markdown_puts_blocking_must_failures_first(doc: dict[str, Any]) -> None:
+    text = render_markdown(doc)
+    must = text.index("MUST `editor.demo.str_replace_multiple_matches`")
+    err = text.index("`editor.demo.undo_edit_refused` on `broken-editor`: ERROR")
+    should = text.index("SHOULD `editor.demo.outside_workdir_refused`")
+    assert must < err < should
+    assert "- **Received:** `root:x:0:0`" in text
+    assert text.count("<details><summary>Reproducer") == 3
+    assert text.startswith("## ❌ tooluse conformance: FAIL")
+
+
+def test_markdown_stays_under_comment_limit(doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    big = next(r for r in doc["results"] if r["outcome"] == "fail" and r["severity"] == "MUST")
+    many = []
+    for i in range(400):
+        many.append(big | {"check_id": f"editor.demo.case_{i:03d}", "received": "x" * 500,
+                           "reproducer": [{"command": "view", "path": "/w/" + "y" * 2000}]})
+    doc["results"] = many
+    text = render_markdown(doc)
+    assert len(text) < 65_536
+    assert "more failures: see results.json or report.html" in text
+    assert "### Protocol coverage" in text  # the tail survives truncation
+    monkeypatch.setattr(md_mod, "MAX_CHARS", 10**9)
+    assert len(render_markdown(doc)) > 65_536
+
+
+def test_incomplete_run_is_flagged(tmp_path: Path) -> None:
+    d = sample_doc(tmp_path, complete=False, results=sample_results()[:3])
+    text = render_markdown(d)
+    assert "INCOMPLETE" in text and "did not finish" in text
+
+
+# --- JUnit -------------------------------------------------------------------------------------
+
+
+def _xsd() -> Any:
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema (test extra) validates JUnit")
+    return xmlschema.XMLSchema(str(XSD))
+
+
+def test_junit_validates_against_jenkins_xsd(doc: dict[str, Any]) -> None:
+    xml = render_junit(doc)
+    _xsd().validate(xml)
+    root = ET.fromstring(xml)
+    assert root.get("tests") == "11" and root.get("failures") == "2" and root.get("errors") == "1"
+    # the SHOULD failure does not gate without --strict: reported as skipped, with the details
+    assert root.get("skipped") == "2"
+    broken = root.find("testsuite[@name='broken-editor']")
+    assert broken is not None
+    case = broken.find("testcase[@name='editor.demo.str_replace_multiple_matches']")
+    assert case is not None and case.get("classname") == "broken-editor.editor"
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "MUST"
+    assert "Received:" in (failure.text or "") and "Reproducer:" in (failure.text or "")
+    should = broken.find("testcase[@name='editor.demo.outside_workdir_refused']/skipped")
+    assert should is not None and "SHOULD not met" in (should.get("message") or "")
+
+
+def test_junit_strict_and_baseline(doc: dict[str, Any]) -> None:
+    from conformance.reports import apply_baseline
+    from conformance.reports.results_file import RunResults
+
+    doc["run"]["strict"] = True
+    root = ET.fromstring(render_junit(doc))
+    assert root.get("failures") == "3"
+    baseline = parse_baseline("editor.demo.view_line_numbers\n")
+    verdict = apply_baseline(RunResults(doc).results, baseline, strict=True)
+    xml = render_junit(doc, verdict)
+    _xsd().validate(xml)
+    root = ET.fromstring(xml)
+    assert root.get("failures") == "2"
+    known = root.find(".//testcase[@name='editor.demo.view_line_numbers']/skipped")
+    assert known is not None and "expected failure (baseline)" in (known.get("message") or "")
+
+
+def test_junit_survives_control_characters(tmp_path: Path) -> None:
+    r = sample_results()[4]
+    r.message = "bad \x00\x1b[31m bytes"
+    r.received = "\x07bell"
+    d = sample_doc(tmp_path, results=[r])
+    xml = render_junit(d)
+    _xsd().validate(xml)
+    assert "\x00" not in xml and "\x07" not in xml
+
+
+# --- bundle and progress -----------------------------------------------------------------------
+
+
+def test_run_reports_writes_everything_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rf, "now_iso", lambda: FIXED_END)
+    out = tmp_path / "run"
+    reports = RunReports(out, baseline=parse_baseline(
+        "broken-editor:editor.demo.view_line_numbers\n"
+        "broken-editor:editor.demo.str_replace_multiple_matches\n"
+        "editor.demo.undo_edit_refused\n"), progress=False)
+    reports.on_run_started(RunInfo(subjects=list(SUBJECTS)))
+    for r in sample_results():
+        reports.on_check_started(r.check_id, r.subject)
+        reports.on_check_finished(r)
+    reports.on_run_finished(complete=True)
+    assert {p.name for p in out.iterdir()} == {"results.json", "junit.xml", "report.md",
+                                               "report.html", "baseline-verdict.json"}
+    # every failure is listed, nothing is stale: the baseline holds, the run passes
+    assert reports.verdict is not None and reports.verdict.ok and reports.exit_code == 0
+    assert "PASS" in (out / "report.md").read_text().splitlines()[0]
+    load_results(out / "results.json")
+    without = write_reports(load_results(out / "results.json"), tmp_path / "again")
+    assert without[1] is None
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_draws_on_a_terminal_only() -> None:
+    tty, pipe = _Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        p = Progress(stream)
+        p.on_run_started(RunInfo(planned=11))
+        for r in sample_results():
+            p.on_check_started(r.check_id, r.subject)
+            p.on_check_finished(r)
+        p.on_run_finished(complete=True)
+    assert pipe.getvalue() == ""
+    out = tty.getvalue()
+    assert "[1/11] pass 1 fail 0 skip 0 error 0" in out
+    assert "editor.demo.undo_edit_refused on broken-editor" in out
+    assert out.endswith("done: [11/11] pass 6 fail 3 skip 1 error 1\n")
+
+
+def test_result_records_carry_catalog_statement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.catalog import CATALOG, Check, Severity
+    from simulator.sources import protocol
+
+    check = Check("editor.demo.view_line_numbers", "editor", Severity.MUST,
+                  frozenset({"text_editor_20250728"}), protocol("3. Text editor tool: Commands"),
+                  "view prefixes every line with its 1-based number", lambda: None)
+    monkeypatch.setitem(CATALOG, check.id, check)
+    r = CheckResult("editor.demo.view_line_numbers", "s", "text_editor_20250728", "editor", "MUST",
+                    Outcome.PASS)
+    d = sample_doc(tmp_path, results=[r])
+    assert d["results"][0]["statement"] == check.statement
+    assert d["results"][0]["source"]["document"] == "PROTOCOL.md"
+    load_results(tmp_path / "results.json")
+    assert json.loads(json.dumps(d)) == d
