@@ -1,0 +1,135 @@
+"""Editor checks that nothing outside the edited span changes, byte for byte, across commands.
+
+Each check plants a file with one property (tabs, CRLF, final newline or its absence, non-UTF-8
+bytes, a very long line, a large file) and runs view, view_range, str_replace, insert and (where
+the version has it) undo_edit on it. After every command the file must hold exactly the bytes the
+edit implies; a refused command must leave it untouched. (An editor may refuse, say, a file that is
+not UTF-8; it must never corrupt it.)
+"""
+
+from __future__ import annotations
+
+from conformance.catalog import Severity, check
+from conformance.model.editor_model import lines_of
+from conformance.session import ToolSession
+
+from .editor_support import (
+    EDITOR_TYPES,
+    FAMILY,
+    SRC_BYTES,
+    UNDO_TYPES,
+    fail,
+    insert_input,
+    plant,
+    read,
+    refused,
+    show,
+)
+
+
+def _inserted(data: bytes, line: int, text: bytes) -> set[bytes]:
+    offset = sum(len(x) for x in lines_of(data)[:line])
+    return {data[:offset] + t + data[offset:] for t in (text, text.replace(b"\n", b"\r\n"))}
+
+
+def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line: int = 1,
+              view_range: tuple[int, int] = (1, 2)) -> None:
+    """Run every command on a planted file; ``token`` occurs exactly once in ``data``."""
+    path = plant(s, name, data)
+    steps: list[tuple[str, dict[str, object], set[bytes]]] = [
+        ("view", {"command": "view", "path": path}, {data}),
+        ("view with view_range", {"command": "view", "path": path,
+                                  "view_range": list(view_range)}, {data}),
+    ]
+    replaced = data.replace(token.encode(), b"EDITED", 1)
+    steps.append(("str_replace", {"command": "str_replace", "path": path, "old_str": token,
+                                  "new_str": "EDITED"}, {replaced}))
+    current = data
+    for what, tool_input, allowed in steps:
+        r = s.call(tool_input)
+        _after(s, path, what, refused(r), current, allowed)
+        current = read(path) or b""
+    before_insert = current
+    r = s.call(insert_input(s, path, insert_line, "INSERTED LINE\n"))
+    _after(s, path, f"insert after line {insert_line}", refused(r), current,
+           _inserted(current, insert_line, b"INSERTED LINE\n"))
+    current = read(path) or b""
+    if s.tool_type in UNDO_TYPES and current != before_insert:
+        r = s.call({"command": "undo_edit", "path": path})
+        _after(s, path, "undo_edit", refused(r), current, {before_insert})
+
+
+def _after(s: ToolSession, path: str, what: str, was_refused: bool, before: bytes,
+           allowed: set[bytes]) -> None:
+    got = read(path)
+    if was_refused:
+        if got != before:
+            fail(s, f"a refused {what} changed the file", received=got, documented=before)
+        return
+    if got not in allowed:
+        want = next(iter(allowed))
+        fail(s, f"after {what}, bytes outside the edited span changed ({_where(got, want)})",
+             received=got, documented=want)
+
+
+def _where(got: bytes | None, want: bytes) -> str:
+    if got is None:
+        return "the file is gone"
+    i = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+             min(len(got), len(want)))
+    return (f"first difference at byte {i}: got {show(got[i:i + 16])}, expected "
+            f"{show(want[i:i + 16])}; {len(got)} bytes vs {len(want)}")
+
+
+@check("editor.bytes.tabs_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="tabs survive every command: never expanded to spaces.")
+def tabs(s: ToolSession) -> None:
+    _survives(s, "tabs.py", b"def f():\n\treturn 1\n\tTOKEN = 2\n\t\tx\t=\t3\n", "TOKEN")
+
+
+@check("editor.bytes.crlf_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="CRLF line endings survive every command: no newline translation.")
+def crlf(s: ToolSession) -> None:
+    _survives(s, "dos.txt", b"first\r\nTOKEN line\r\nthird\r\nfourth\r\n", "TOKEN")
+    _survives(s, "mixed.txt", b"unix\ndos\r\nTOKEN\nlone\rcarriage\r\n", "TOKEN")
+
+
+@check("editor.bytes.trailing_newline_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="a final newline, its absence, and trailing blank lines survive every command.")
+def trailing_newline(s: ToolSession) -> None:
+    _survives(s, "with.txt", b"one\nTOKEN\nthree\n", "TOKEN")
+    _survives(s, "without.txt", b"one\nTOKEN\nthree", "TOKEN")
+    _survives(s, "blank_tail.txt", b"one\nTOKEN\nthree\n\n\n", "TOKEN")
+
+
+@check("editor.bytes.non_utf8_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="bytes that are not UTF-8 survive every command (editing or refusing, never "
+                 "corrupting).")
+def non_utf8(s: ToolSession) -> None:
+    _survives(s, "latin1.txt", b"caf\xe9 cr\xe8me\nTOKEN here\n\xff\xfe raw bytes \x80\x81\nend\n",
+              "TOKEN")
+
+
+@check("editor.bytes.long_lines_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="very long lines (hundreds of kilobytes) survive every command, unwrapped and "
+                 "untruncated.")
+def long_lines(s: ToolSession) -> None:
+    long = b"x" * 150_000 + b" TOKEN " + b"y" * 150_000
+    _survives(s, "long.txt", b"short\n" + long + b"\nafter\n", "TOKEN")
+
+
+@check("editor.bytes.large_file_preserved", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_BYTES,
+       statement="a large file (about 3 MB, 40,000 lines) survives every command intact.")
+def large_file(s: ToolSession) -> None:
+    n = 40_000
+    body = b"".join(b"%06d the quick brown fox jumps over the lazy dog, then again.\n" % i
+                    for i in range(n))
+    data = body + b"TOKEN near the end\n" + b"last line"
+    _survives(s, "large.txt", data, "TOKEN", insert_line=n // 2,
+              view_range=(n // 2 - 1, n // 2 + 1))

@@ -1,0 +1,207 @@
+"""Editor checks of the editing commands: ``str_replace``, ``create``, ``insert``, ``undo_edit``."""
+
+from __future__ import annotations
+
+from conformance.catalog import Severity, check
+from conformance.model.editor_model import insert_outcomes
+from conformance.session import ToolSession
+
+from .editor_support import (
+    EDITOR_TYPES,
+    FAMILY,
+    INSERT_TEXT_TYPES,
+    NO_UNDO_TYPES,
+    SRC_CHANGELOG,
+    SRC_CREATE,
+    SRC_INSERT,
+    SRC_INSERT_TEXT,
+    SRC_STR_REPLACE,
+    SRC_UNDO,
+    SRC_UNIQUE,
+    expect_bytes,
+    expect_refused,
+    expect_success,
+    fail,
+    insert_input,
+    p,
+    plant,
+    read,
+)
+
+THREE = b"alpha\nbeta\ngamma\n"
+
+
+# -- str_replace ------------------------------------------------------------------------------------
+
+@check("editor.str_replace.replaces_exactly_one_match", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_STR_REPLACE,
+       statement="str_replace with exactly one match replaces that text and nothing else.")
+def str_replace_one(s: ToolSession) -> None:
+    path = plant(s, "f.py", b"def f(x):\n    return x\n\nprint(f(1))\n")
+    cases = [("    return x", "    return x + 1", b"def f(x):\n    return x + 1\n\nprint(f(1))\n"),
+             ("x + 1\n\nprint", "x\nprint", b"def f(x):\n    return x\nprint(f(1))\n"),
+             ("print(f(1))\n", "", b"def f(x):\n    return x\n")]
+    for old, new, want in cases:
+        r = s.call({"command": "str_replace", "path": path, "old_str": old, "new_str": new})
+        expect_success(s, r, "str_replace with exactly one match")
+        expect_bytes(s, path, want, f"str_replace of {old!r}")
+
+
+@check("editor.str_replace.rejects_no_match", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_UNIQUE,
+       statement="str_replace whose old_str does not occur is refused and the file is untouched.")
+def str_replace_none(s: ToolSession) -> None:
+    path = plant(s, "f.txt", THREE)
+    r = s.call({"command": "str_replace", "path": path, "old_str": "delta", "new_str": "x"})
+    expect_refused(s, r, "str_replace with no match",
+                   "Error: No match found for replacement. Please check your text and try again.")
+    expect_bytes(s, path, THREE, "a refused str_replace")
+
+
+@check("editor.str_replace.rejects_multiple_matches", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_UNIQUE,
+       statement="str_replace whose old_str occurs several times is refused and the file is "
+                 "untouched.")
+def str_replace_several(s: ToolSession) -> None:
+    data = b"x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n"
+    path = plant(s, "f.py", data)
+    r = s.call({"command": "str_replace", "path": path, "old_str": "x = 1", "new_str": "x = 9"})
+    expect_refused(s, r, "str_replace with 3 matches",
+                   "Error: Found 3 matches for replacement text. Please provide more context to "
+                   "make a unique match.")
+    expect_bytes(s, path, data, "a refused str_replace with several matches")
+
+
+@check("editor.str_replace.whitespace_exact", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_STR_REPLACE,
+       statement="old_str matches exactly, whitespace and indentation included: no fuzzy or "
+                 "normalised matching.")
+def str_replace_whitespace(s: ToolSession) -> None:
+    data = b"def f():\n    return 1\n\tvalue = 3   \n"
+    path = plant(s, "f.py", data)
+    for old in ("return  1", "\treturn 1", "        return 1", "value = 3\n", "    value = 3"):
+        r = s.call({"command": "str_replace", "path": path, "old_str": old, "new_str": "X"})
+        if read(path) != data:
+            fail(s, f"old_str {old!r} is not in the file byte for byte, yet the file changed",
+                 received=read(path), documented=data)
+        expect_refused(s, r, f"str_replace of {old!r} (differs in whitespace only)",
+                       "no match: old_str must match exactly, including whitespace")
+    r = s.call({"command": "str_replace", "path": path, "old_str": "\tvalue = 3   \n",
+                "new_str": "\tvalue = 4\t\n"})
+    expect_success(s, r, "str_replace with the exact whitespace")
+    expect_bytes(s, path, b"def f():\n    return 1\n\tvalue = 4\t\n", "an exact-whitespace edit")
+
+
+# -- create -----------------------------------------------------------------------------------------
+
+@check("editor.create.writes_file_text", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_CREATE,
+       statement="create makes a new file whose bytes are exactly file_text (UTF-8).")
+def create_new(s: ToolSession) -> None:
+    for name, text in (("new.py", "import os\n\ndef main():\n\tprint('é ✓')\n"),
+                       ("no_newline.txt", "last line without newline"),
+                       ("empty.txt", "")):
+        path = p(s, name)
+        r = s.call({"command": "create", "path": path, "file_text": text})
+        expect_success(s, r, f"create of the new file {name}")
+        expect_bytes(s, path, text.encode(), f"create of {name}")
+
+
+# -- insert -----------------------------------------------------------------------------------------
+
+def _insert_case(s: ToolSession, line: int, where: str) -> None:
+    path = plant(s, f"{where}.txt", THREE)
+    current = THREE
+    for text in ("INSERTED\n", "two\nlines"):
+        r = s.call(insert_input(s, path, line, text))
+        expect_success(s, r, f"insert at line {line} ({where})")
+        allowed = insert_outcomes(current, line, text.encode())
+        got = read(path)
+        if got not in allowed:
+            fail(s, f"insert after line {line} ({where}) left the file wrong", received=got,
+                 documented=sorted(allowed)[0])
+        assert got is not None
+        current = got
+
+
+@check("editor.insert.at_start", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_INSERT,
+       statement="insert with insert_line 0 puts the text at the start of the file.")
+def insert_at_start(s: ToolSession) -> None:
+    _insert_case(s, 0, "start")
+
+
+@check("editor.insert.in_middle", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_INSERT,
+       statement="insert with insert_line N puts the text after line N (1-based).")
+def insert_in_middle(s: ToolSession) -> None:
+    _insert_case(s, 2, "middle")
+
+
+@check("editor.insert.at_end", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_INSERT,
+       statement="insert with insert_line equal to the line count appends after the last line.")
+def insert_at_end(s: ToolSession) -> None:
+    path = plant(s, "end.txt", THREE)
+    r = s.call(insert_input(s, path, 3, "omega\n"))
+    expect_success(s, r, "insert after the last line")
+    expect_bytes(s, path, THREE + b"omega\n", "insert after the last line")
+
+
+@check("editor.insert.rejects_past_end", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_INSERT,
+       statement="insert with insert_line past the end of the file (or negative) is refused "
+                 "and the file is untouched.")
+def insert_past_end(s: ToolSession) -> None:
+    path = plant(s, "f.txt", THREE)
+    for line in (4, 10, -1):
+        r = s.call(insert_input(s, path, line, "nope\n"))
+        expect_refused(s, r, f"insert at line {line} of a 3-line file",
+                       "an error: insert_line must be between 0 and 3")
+        expect_bytes(s, path, THREE, f"a refused insert at line {line}")
+
+
+@check("editor.insert.accepts_insert_text", family=FAMILY, severity=Severity.MUST,
+       applies_to=INSERT_TEXT_TYPES, source=SRC_INSERT_TEXT,
+       statement="on text_editor_20250728, insert takes its text from insert_text.")
+def insert_text_field(s: ToolSession) -> None:
+    path = plant(s, "f.txt", THREE)
+    r = s.call({"command": "insert", "path": path, "insert_line": 1, "insert_text": "NEW\n"})
+    expect_success(s, r, "insert carrying insert_text")
+    expect_bytes(s, path, b"alpha\nNEW\nbeta\ngamma\n", "insert with insert_text")
+
+
+# -- undo_edit --------------------------------------------------------------------------------------
+
+@check("editor.undo_edit.restores_previous_content", family=FAMILY, severity=Severity.MUST,
+       applies_to=tuple(t for t in EDITOR_TYPES if t not in NO_UNDO_TYPES), source=SRC_UNDO,
+       statement="undo_edit reverts the last edit of the file (str_replace, insert), edit by edit.")
+def undo_restores(s: ToolSession) -> None:
+    path = plant(s, "f.txt", THREE)
+    r = s.call({"command": "str_replace", "path": path, "old_str": "beta", "new_str": "BETA"})
+    expect_success(s, r, "str_replace before undo_edit")
+    after_replace = read(path)
+    r = s.call(insert_input(s, path, 0, "top\n"))
+    expect_success(s, r, "insert before undo_edit")
+    r = s.call({"command": "undo_edit", "path": path})
+    expect_success(s, r, "undo_edit after an insert")
+    expect_bytes(s, path, after_replace, "undo_edit of the insert")
+    r = s.call({"command": "undo_edit", "path": path})
+    expect_success(s, r, "a second undo_edit")
+    expect_bytes(s, path, THREE, "undo_edit of the str_replace")
+
+
+@check("editor.undo_edit.refused_without_undo", family=FAMILY, severity=Severity.MUST,
+       applies_to=NO_UNDO_TYPES, source=SRC_CHANGELOG,
+       statement="text_editor_20250429 and later have no undo_edit: it is refused and the file "
+                 "is untouched.")
+def undo_refused(s: ToolSession) -> None:
+    path = plant(s, "f.txt", THREE)
+    r = s.call({"command": "str_replace", "path": path, "old_str": "beta", "new_str": "BETA"})
+    expect_success(s, r, "str_replace before undo_edit")
+    edited = read(path)
+    r = s.call({"command": "undo_edit", "path": path})
+    expect_refused(s, r, f"undo_edit on {s.tool_type}",
+                   "an error: undo_edit was removed in text_editor_20250429 (seed 001 'Log "
+                   "perubahan')")
+    expect_bytes(s, path, edited, "a refused undo_edit")

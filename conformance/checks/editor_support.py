@@ -1,0 +1,131 @@
+"""Shared vocabulary of the editor checks: tool types, sources, inputs, verdict helpers.
+
+Checks decide *whether* the subject refused with :func:`refused` (``is_error`` or a text starting
+with ``Error``), so that a subject flagging errors wrongly fails one check only
+(``editor.errors.flagged_is_error``), not every check that provokes an error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+from conformance.catalog import CheckFailure
+from conformance.session import ToolResult, ToolSession
+from simulator import registry
+from simulator.sources import SEED_TEXT_EDITOR, protocol, seed
+
+FAMILY = "editor"
+
+EDITOR_TYPES: tuple[str, ...] = tuple(sorted(t.type for t in registry.of_family("text_editor")))
+UNDO_TYPES = tuple(t for t in EDITOR_TYPES if "undo_edit" in registry.TOOLS[t].command_names)
+NO_UNDO_TYPES = tuple(t for t in EDITOR_TYPES if t not in UNDO_TYPES)
+MAX_CHARACTERS_TYPES = tuple(t for t in EDITOR_TYPES
+                             if "max_characters" in registry.TOOLS[t].definition_fields)
+INSERT_TEXT_TYPES = tuple(t for t in EDITOR_TYPES
+                          if "insert_text" in registry.TOOLS[t].insert_text_fields)
+
+# Sources: seed 001 section headings, PROTOCOL.md §3 entries.
+SRC_COMMANDS = seed(SEED_TEXT_EDITOR, "Perintah tool editor teks")
+SRC_VIEW = seed(SEED_TEXT_EDITOR, "view")
+SRC_VIEW_RANGE_ENDS = seed(SEED_TEXT_EDITOR, "view", "I")
+SRC_LINE_NUMBERS = seed(SEED_TEXT_EDITOR, "Nomor baris")
+SRC_STR_REPLACE = seed(SEED_TEXT_EDITOR, "str_replace")
+SRC_UNIQUE = seed(SEED_TEXT_EDITOR, "Tangani penggantian teks unik dengan hati-hati")
+SRC_CREATE = seed(SEED_TEXT_EDITOR, "create")
+SRC_INSERT = seed(SEED_TEXT_EDITOR, "insert")
+SRC_UNDO = seed(SEED_TEXT_EDITOR, "undo_edit")
+SRC_CHANGELOG = seed(SEED_TEXT_EDITOR, "Log perubahan")
+SRC_ERRORS = seed(SEED_TEXT_EDITOR, "Tangani kesalahan")
+SRC_SECURITY = seed(SEED_TEXT_EDITOR, "Implementasikan langkah-langkah keamanan")
+SRC_VALIDATION = seed(SEED_TEXT_EDITOR, "Implementasikan tool editor teks")
+SRC_ERROR_TEXTS = protocol("3. Text editor tool: Documented example texts")
+SRC_MAX_CHARACTERS = protocol("3. Text editor tool: Type/name pairs (max_characters)")
+SRC_INSERT_TEXT = protocol("3. Text editor tool: Commands (insert_text)")
+SRC_BYTES = seed(SEED_TEXT_EDITOR, "str_replace", "I")
+
+
+def p(s: ToolSession, *parts: str) -> str:
+    """An absolute path inside the working directory (DESIGN.md: the suite sends absolute paths)."""
+    return str(Path(s.workdir).joinpath(*parts))
+
+
+def plant(s: ToolSession, name: str, data: bytes) -> str:
+    """Put a file in the working directory behind the subject's back; returns its path."""
+    path = Path(s.workdir) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return str(path)
+
+
+def read(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def refused(r: ToolResult) -> bool:
+    """The subject declined the command: an error result, or text that says it is an error."""
+    return r.is_error or r.timed_out or r.text.lstrip().lower().startswith("error")
+
+
+def insert_input(s: ToolSession, path: str, line: int, text: str) -> dict[str, Any]:
+    """An ``insert`` carrying the text in every field the version's docs name."""
+    fields = registry.TOOLS[s.tool_type].insert_text_fields or ("new_str",)
+    return {"command": "insert", "path": path, "insert_line": line, **{f: text for f in fields}}
+
+
+def show(value: Any, limit: int = 400) -> str:
+    if isinstance(value, ToolResult):
+        value = {"content": value.text if value.content else value.content,
+                 "is_error": value.is_error, **({"raised": value.raised} if value.raised else {}),
+                 **({"timed_out": True} if value.timed_out else {})}
+    text = repr(value) if isinstance(value, bytes) else (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def fail(s: ToolSession, message: str, *, received: Any, documented: Any) -> NoReturn:
+    """Raise the check failure: what was received, what the docs say, and the reproducer."""
+    raise CheckFailure(f"{message}\nReceived: {show(received)}\nDocumented: {show(documented)}",
+                       received=show(received), documented=show(documented),
+                       reproducer=[dict(x) for x in s.history])
+
+
+def expect_success(s: ToolSession, r: ToolResult, what: str) -> None:
+    if refused(r):
+        fail(s, f"{what} was refused", received=r, documented="a successful tool_result")
+
+
+def expect_refused(s: ToolSession, r: ToolResult, what: str, documented: str) -> None:
+    if not refused(r):
+        fail(s, f"{what} was accepted", received=r, documented=documented)
+
+
+def expect_bytes(s: ToolSession, path: str, expected: bytes | None, after: str) -> None:
+    got = read(path)
+    if got != expected:
+        fail(s, f"after {after}, {Path(path).name} is not what the edit should leave "
+                f"({_diff(got, expected)})",
+             received=got, documented=expected)
+
+
+def _diff(got: bytes | None, want: bytes | None) -> str:
+    if got is None or want is None:
+        return "file missing" if got is None else "file should not exist"
+    i = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+             min(len(got), len(want)))
+    return (f"first difference at byte {i}: got {got[i:i + 12]!r}, expected {want[i:i + 12]!r}; "
+            f"{len(got)} bytes vs {len(want)}")
+
+
+def numbered_lines(n: int, prefix: str = "line") -> bytes:
+    """``n`` distinct lines: ``line-001 alpha\\n`` ..., easy to find in any view format."""
+    return b"".join(f"{prefix}-{i:03d} alpha\n".encode() for i in range(1, n + 1))
+
+
+def shown_markers(text: str, n: int, prefix: str = "line") -> list[int]:
+    """Which of the :func:`numbered_lines` markers appear in a view result."""
+    return [i for i in range(1, n + 1) if f"{prefix}-{i:03d} alpha" in text]

@@ -1,0 +1,137 @@
+"""Editor checks of ``view``: file content, line numbers, ``view_range``, directories,
+``max_characters``."""
+
+from __future__ import annotations
+
+import re
+
+from conformance.catalog import CheckSkipped, Severity, check
+from conformance.session import ToolSession
+
+from .editor_support import (
+    EDITOR_TYPES,
+    FAMILY,
+    MAX_CHARACTERS_TYPES,
+    SRC_LINE_NUMBERS,
+    SRC_MAX_CHARACTERS,
+    SRC_VIEW,
+    SRC_VIEW_RANGE_ENDS,
+    expect_refused,
+    expect_success,
+    fail,
+    numbered_lines,
+    plant,
+    shown_markers,
+)
+
+N = 12
+
+
+@check("editor.view.returns_file_content", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="view of a file returns every line of the file, in order.")
+def view_returns_file_content(s: ToolSession) -> None:
+    path = plant(s, "lines.txt", numbered_lines(N))
+    r = s.call({"command": "view", "path": path})
+    expect_success(s, r, "view of an existing file")
+    if shown_markers(r.text, N) != list(range(1, N + 1)) or not _in_order(r.text, N):
+        fail(s, "view did not show every line of the file in order", received=r,
+             documented=f"all {N} lines, line-001 ... line-{N:03d}")
+
+
+def _in_order(text: str, n: int) -> bool:
+    at = [text.find(f"line-{i:03d} alpha") for i in range(1, n + 1)]
+    return all(a < b for a, b in zip(at, at[1:], strict=False))
+
+
+_NUMBERED = re.compile(r"^\s*(\d+)(?::\s?|\t|\s+\|?\s?)line-(\d{3}) alpha", re.M)
+
+
+@check("editor.view.line_numbers", family=FAMILY, severity=Severity.SHOULD,
+       applies_to=EDITOR_TYPES, source=SRC_LINE_NUMBERS,
+       statement="view prefixes each line with its 1-based line number (\"1: ...\" or tab form).")
+def view_line_numbers(s: ToolSession) -> None:
+    path = plant(s, "lines.txt", numbered_lines(N))
+    r = s.call({"command": "view", "path": path})
+    expect_success(s, r, "view of an existing file")
+    pairs = [(int(a), int(b)) for a, b in _NUMBERED.findall(r.text)]
+    if len(pairs) != N or any(a != b for a, b in pairs):
+        fail(s, "view did not number each line with its own 1-based line number", received=r,
+             documented="1: line-001 alpha\\n2: line-002 alpha\\n... (seed 001 'Nomor baris')")
+
+
+@check("editor.view.view_range_one_based_inclusive", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="view_range [start, end] is 1-based and includes both ends.")
+def view_range_one_based(s: ToolSession) -> None:
+    path = plant(s, "lines.txt", numbered_lines(N))
+    for start, end in ((3, 5), (1, 1), (N, N)):
+        r = s.call({"command": "view", "path": path, "view_range": [start, end]})
+        expect_success(s, r, f"view with view_range [{start}, {end}]")
+        got = shown_markers(r.text, N)
+        if got != list(range(start, end + 1)):
+            fail(s, f"view_range [{start}, {end}] showed lines {got}", received=r,
+                 documented=f"lines {list(range(start, end + 1))} (1-based, inclusive)")
+
+
+@check("editor.view.view_range_minus_one_reads_to_end", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="view_range [start, -1] shows from start through the last line of the file.")
+def view_range_minus_one(s: ToolSession) -> None:
+    path = plant(s, "lines.txt", numbered_lines(N))
+    for start in (4, 1, N):
+        r = s.call({"command": "view", "path": path, "view_range": [start, -1]})
+        expect_success(s, r, f"view with view_range [{start}, -1]")
+        got = shown_markers(r.text, N)
+        if got != list(range(start, N + 1)):
+            fail(s, f"view_range [{start}, -1] showed lines {got}", received=r,
+                 documented=f"lines {start}..{N}: -1 means read to the end of the file")
+
+
+@check("editor.view.view_range_out_of_range_is_error", family=FAMILY, severity=Severity.SHOULD,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW_RANGE_ENDS,
+       statement="a view_range that starts past the end of the file, or ends before it starts, "
+                 "is refused with an error.")
+def view_range_out_of_range(s: ToolSession) -> None:
+    path = plant(s, "lines.txt", numbered_lines(N))
+    for vr in ([N + 5, -1], [N + 5, N + 9], [6, 3]):
+        r = s.call({"command": "view", "path": path, "view_range": vr})
+        expect_refused(s, r, f"view with the out-of-range view_range {vr}",
+                       f"an error: the file has {N} lines")
+
+
+@check("editor.view.directory_lists_entries", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="view of a directory lists its files and subdirectories.")
+def view_directory(s: ToolSession) -> None:
+    plant(s, "src/main.py", b"print(1)\n")
+    plant(s, "src/pkg/util.py", b"x = 1\n")
+    plant(s, "src/notes.md", b"# notes\n")
+    r = s.call({"command": "view", "path": str(s.workdir / "src")})
+    expect_success(s, r, "view of a directory")
+    missing = [n for n in ("main.py", "pkg", "util.py", "notes.md") if n not in r.text]
+    if missing:
+        fail(s, f"the directory listing misses {missing}", received=r,
+             documented="a listing of the directory's entries (seed 001 'view': 'mendaftar "
+                        "konten direktori')")
+
+
+@check("editor.view.max_characters_truncates", family=FAMILY, severity=Severity.MUST,
+       applies_to=MAX_CHARACTERS_TYPES, source=SRC_MAX_CHARACTERS,
+       statement="with max_characters set, view output is cut to that length (a short "
+                 "truncation notice may follow).")
+def view_max_characters(s: ToolSession) -> None:
+    limit = getattr(s, "max_characters", None)
+    if not limit:
+        raise CheckSkipped("the subject declares no max_characters; declare the value its tool "
+                           "definition uses to run this check")
+    lines = max(40, limit // 10)
+    path = plant(s, "big.txt", numbered_lines(lines, "row") + b"THE-LAST-LINE\n")
+    r = s.call({"command": "view", "path": path})
+    expect_success(s, r, "view of a file longer than max_characters")
+    if "THE-LAST-LINE" in r.text or len(r.text) > limit + 300:
+        fail(s, f"view output is {len(r.text)} characters with max_characters={limit}",
+             received=r, documented=f"at most {limit} characters of file content (PROTOCOL.md §3)")
+    if "row-001 alpha" not in r.text:
+        fail(s, "the truncated view does not start with the beginning of the file", received=r,
+             documented="the first max_characters characters of the view output")
