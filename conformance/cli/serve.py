@@ -1,0 +1,63 @@
+"""``tooluse serve CASSETTE|DIR [--port N] [--host H]``: the simulated API on a real HTTP server.
+
+For clients in any language: point their base URL at the printed address (the first line on
+stdout; ``--port 0`` picks a free port). Serves ``/v1/messages`` (the replay engine),
+``/v1/files``, ``/v1/models`` and the Managed Agents paths. Stops on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from simulator.cassette import CassetteError
+
+from . import EXIT_OK, UsageError
+
+
+def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        name, help="serve cassettes on a loopback HTTP server", description=__doc__.split("\n\n")[0])
+    p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
+    add_server_options(p)
+    return p
+
+
+def add_server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=8765, help="port (0: pick a free one; default 8765)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+
+
+def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> None:
+    """Bind, print the base URL (stdout, first line), and serve until interrupted."""
+    from simulator.server import base_url_of, make_server
+
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port number; use 0-65535 (0 picks a free one)")
+    try:
+        server, sock = make_server(handler, args.host, args.port, **kwargs)
+    except OSError as e:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; "
+                         "choose another --port (0 picks a free one)") from None
+    print(base_url_of(sock), flush=True)
+    print(f"tooluse {args.command}: {what} at {base_url_of(sock)} (Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    server.run(sockets=[sock])
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator.routes import build, load_cassettes
+
+    try:
+        cassettes = load_cassettes(args.cassettes)
+    except CassetteError as e:
+        raise UsageError(f"{e}; fix the cassette or point at another file") from None
+    if not cassettes:
+        raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
+    try:
+        routes = build(cassettes)
+    except ImportError as e:
+        raise UsageError(f"the replay engine is not available ({e})") from None
+    serve(routes, args, f"serving {len(cassettes)} cassette(s)")
+    return EXIT_OK

@@ -1,0 +1,171 @@
+"""``tooluse serve``: a handler behind a real HTTP server on loopback, for clients in any language.
+
+:class:`ASGIApp` is a raw ASGI callable (no framework: this server is benchmarked); uvicorn serves
+it (``httptools`` when installed, ``h11`` otherwise). :func:`start_server` runs one in a thread for
+tests and returns ``(base_url, stop)``.
+
+Handler calls (and each step of a lazy SSE stream) run under one lock, so an engine that is not
+thread-safe is safe here. ``delay`` waits without blocking other requests; ``drop_after`` aborts
+the connection mid-body, which a client sees as an incomplete read (``RemoteProtocolError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .errors import api_error
+from .http import Handler, SimRequest, SimResponse, SSEEvent
+from .transports._common import response_headers
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+log = logging.getLogger("tooluse.server")
+
+
+class DroppedConnection(Exception):
+    """Raised inside the app to make the server abort the connection (a simulated drop)."""
+
+
+class _QuietDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, DroppedConnection)
+
+
+class ASGIApp:
+    """A raw ASGI app answering every HTTP request with ``handler``.
+
+    ``threaded`` (a bool, or a predicate on the request) runs the handler, and each step of its
+    stream, in a worker thread without the lock: for handlers that block by design (the
+    recording proxy, Managed Agents long polls and event streams). Otherwise the handler runs on
+    the event loop under the lock (fastest; safe for an engine that is not thread-safe).
+    """
+
+    def __init__(self, handler: Handler, *,
+                 threaded: bool | Callable[[SimRequest], bool] = False) -> None:
+        self.handler = handler
+        self.threaded = threaded
+        self._lock = threading.Lock()
+
+    def _call(self, request: SimRequest, locked: bool) -> SimResponse:
+        try:
+            if not locked:
+                return self.handler(request)
+            with self._lock:
+                return self.handler(request)
+        except Exception as e:  # an engine bug must not kill the server: answer like the API
+            log.exception("handler failed on %s %s", request.method, request.path)
+            return api_error(500, "api_error", f"simulator error: {type(e).__name__}: {e}")
+
+    def _next(self, events: Iterator[SSEEvent], locked: bool) -> SSEEvent | None:
+        if not locked:
+            return next(events, None)
+        with self._lock:
+            return next(events, None)
+
+    def _is_threaded(self, request: SimRequest) -> bool:
+        return self.threaded(request) if callable(self.threaded) else self.threaded
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        request = SimRequest(
+            method=scope["method"], path=scope["path"],
+            headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+            query=dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)),
+            body=body)
+        threaded = self._is_threaded(request)
+        resp: SimResponse = (await asyncio.to_thread(self._call, request, False) if threaded
+                             else self._call(request, True))
+        if resp.delay > 0:
+            await asyncio.sleep(resp.delay)
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(resp)]
+        if resp.events is None:
+            data = resp.body_bytes()
+            headers.append((b"content-length", str(len(data)).encode()))
+            await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+            if resp.drop_after == 0:
+                raise DroppedConnection("simulated drop before the body")
+            await send({"type": "http.response.body", "body": data})
+            return
+        await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+        events, sent = iter(resp.events), 0
+        while (event := (await asyncio.to_thread(self._next, events, False) if threaded
+                         else self._next(events, True))) is not None:
+            if resp.drop_after is not None and sent >= resp.drop_after:
+                raise DroppedConnection(f"simulated drop after {sent} events")
+            await send({"type": "http.response.body", "body": event.encode(), "more_body": True})
+            sent += 1
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def base_url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def make_server(handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
+                threaded: bool | Callable[[SimRequest], bool] | None = None) -> tuple[Any, socket.socket]:
+    """A configured ``uvicorn.Server`` and its bound, listening socket (``port=0``: a free port).
+
+    ``threaded=None`` asks the handler: a :class:`~simulator.routes.Routes` runs its mounted
+    handlers (Managed Agents) in threads and the rest on the event loop.
+    """
+    import uvicorn
+
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    if threaded is None:  # a Routes handler knows which of its paths block
+        threaded = getattr(handler, "blocks", False)
+    config = uvicorn.Config(ASGIApp(handler, threaded=threaded), lifespan="off",
+                            access_log=False, log_level="warning", server_header=False,
+                            timeout_graceful_shutdown=1)
+    return uvicorn.Server(config), _bind(host, port)
+
+
+def start_server(handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
+                 threaded: bool | Callable[[SimRequest], bool] | None = None) -> tuple[str, Callable[[], None]]:
+    """Serve ``handler`` from a background thread; returns ``(base_url, stop)``."""
+    server, sock = make_server(handler, host, port, threaded=threaded)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                              name="tooluse-server", daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.01)
+    if not server.started:
+        raise RuntimeError(f"the simulator server did not start on {host}:{port}")
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
+
+    return base_url_of(sock), stop

@@ -1,0 +1,101 @@
+"""What every transport shares: building a :class:`SimRequest`, and a response body produced
+lazily with the engine's ``delay`` and ``drop_after`` faults applied.
+
+The body generators raise :class:`Dropped` (the connection closes mid-body) and :class:`TimedOut`
+(the delay outlasts the client's read timeout); each transport turns them into its own library's
+``RemoteProtocolError`` / ``ReadTimeout``, so a client sees what a real socket would give it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio
+
+from ..http import SimRequest, SimResponse
+
+DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
+TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
+
+
+class Dropped(Exception):
+    """The simulated connection closed before the body was complete."""
+
+
+class TimedOut(Exception):
+    """The simulated response took longer than the client's read timeout."""
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def sim_request(method: str | bytes, path: str | bytes, query: str | bytes,
+                headers: Iterable[tuple[str | bytes, str | bytes]], body: bytes) -> SimRequest:
+    """A :class:`SimRequest` from the raw parts every HTTP library exposes."""
+    return SimRequest(
+        method=_text(method), path=_text(path),
+        headers={_text(k).lower(): _text(v) for k, v in headers},
+        query=dict(parse_qsl(_text(query), keep_blank_values=True)),
+        body=body,
+    )
+
+
+def response_headers(resp: SimResponse) -> list[tuple[str, str]]:
+    """The response's headers, with a content type when the handler left it out."""
+    headers = {k.lower(): str(v) for k, v in resp.headers.items()}
+    if "content-type" not in headers:
+        if resp.is_stream:
+            headers["content-type"] = "text/event-stream; charset=utf-8"
+        elif not isinstance(resp.body, bytes | bytearray) and resp.body is not None:
+            headers["content-type"] = "application/json"
+    headers.pop("content-length", None)
+    headers.pop("transfer-encoding", None)
+    return list(headers.items())
+
+
+def read_timeout(extensions: Mapping[str, Any]) -> float | None:
+    """The client's read timeout, from an httpx/httpcore request's ``extensions``."""
+    timeout = extensions.get("timeout")
+    if isinstance(timeout, Mapping):
+        value = timeout.get("read")
+        return float(value) if value is not None else None
+    return None
+
+
+def _body(resp: SimResponse) -> Iterator[bytes]:
+    if resp.events is None:
+        if resp.drop_after == 0:
+            raise Dropped(DROPPED_MESSAGE)
+        yield resp.body_bytes()
+        return
+    sent = 0
+    for event in resp.events:
+        if resp.drop_after is not None and sent >= resp.drop_after:
+            raise Dropped(DROPPED_MESSAGE)
+        yield event.encode()
+        sent += 1
+
+
+def iter_body(resp: SimResponse, timeout: float | None = None) -> Iterator[bytes]:
+    """The body, event by event, after ``resp.delay`` (capped by the read timeout)."""
+    if resp.delay > 0:
+        if timeout is not None and resp.delay > timeout:
+            time.sleep(timeout)
+            raise TimedOut(TIMED_OUT_MESSAGE)
+        time.sleep(resp.delay)
+    yield from _body(resp)
+
+
+async def aiter_body(resp: SimResponse, timeout: float | None = None) -> AsyncIterator[bytes]:
+    """:func:`iter_body` for async clients: the delay does not block the event loop."""
+    if resp.delay > 0:
+        if timeout is not None and resp.delay > timeout:
+            await anyio.sleep(timeout)
+            raise TimedOut(TIMED_OUT_MESSAGE)
+        await anyio.sleep(resp.delay)
+    for chunk in _body(resp):
+        yield chunk
