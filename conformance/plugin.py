@@ -5,6 +5,10 @@ Kept thin: options and fixtures only; the work lives in the runner and the simul
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
 import pytest
 
 
@@ -12,3 +16,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tooluse", "tool-use protocol conformance")
     group.addoption("--tooluse-fixtures", default=None,
                     help="cassette directory for the tooluse_simulator fixture")
+
+
+@pytest.fixture
+def tooluse_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """Start the simulator in-process: ``api = tooluse_simulator(cassette_or_dir, **engine_opts)``
+    (default source: ``--tooluse-fixtures``); an unmodified ``anthropic.Anthropic()`` then talks
+    to it until the test ends. Returns :class:`simulator.transports.MockedAPI`."""
+    from simulator.transports import mock
+
+    with ExitStack() as stack:
+        def start(source: Any = None, **engine_opts: Any) -> Any:
+            source = source if source is not None else request.config.getoption("--tooluse-fixtures")
+            if source is None:
+                pytest.fail("tooluse_simulator: pass a cassette or directory, or --tooluse-fixtures")
+            return stack.enter_context(mock(source, **engine_opts))
+
+        yield start
