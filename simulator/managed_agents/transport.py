@@ -38,7 +38,7 @@ class _ThreadedBody(httpx2.AsyncByteStream):
         if self._resp.delay > 0:
             await anyio.sleep(self._resp.delay)
         while True:
-            chunk = await anyio.to_thread.run_sync(self._next)
+            chunk = await anyio.to_thread.run_sync(self._next, abandon_on_cancel=True)
             if chunk is _END:
                 return
             assert isinstance(chunk, bytes)
@@ -59,6 +59,6 @@ class ThreadedAsyncTransport(httpx2.AsyncBaseTransport):
         url = request.url
         sim = sim_request(request.method, url.raw_path.split(b"?", 1)[0], url.query,
                           request.headers.raw, body)
-        resp = await anyio.to_thread.run_sync(self.handler, sim)
+        resp = await anyio.to_thread.run_sync(self.handler, sim, abandon_on_cancel=True)
         return httpx2.Response(resp.status, headers=response_headers(resp),
                                stream=_ThreadedBody(resp), request=request)

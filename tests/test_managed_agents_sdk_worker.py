@@ -1,0 +1,97 @@
+"""The SDK's own ``EnvironmentWorker``, unmodified, against the simulation in-process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx2
+from anthropic import AsyncAnthropic, beta_async_tool
+from anthropic.lib.environments import EnvironmentWorker
+
+from simulator.managed_agents import ManagedAgentsSimulator, Scenario
+from simulator.managed_agents.transport import ThreadedAsyncTransport
+
+BASE = "http://sim.test"
+
+
+@beta_async_tool
+async def get_order_status(order_id: str) -> str:
+    """Look up an order in the internal fulfillment system by order ID."""
+    if order_id == "missing":
+        raise ValueError(f"no order {order_id}")
+    return f"Order {order_id}: shipped"
+
+
+def declaration(name: str) -> dict[str, object]:
+    return {"type": "custom", "name": name, "description": f"{name} tool",
+            "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+
+
+async def serve_until(sim: ManagedAgentsSimulator, env_key: str, env_id: str, workdir: Path,
+                      done, timeout: float = 20.0) -> bool:
+    client = AsyncAnthropic(auth_token=env_key, base_url=BASE, max_retries=0,
+                            http_client=httpx2.AsyncClient(transport=ThreadedAsyncTransport(sim),
+                                                           base_url=BASE))
+    worker = EnvironmentWorker(client, environment_id=env_id, environment_key=env_key,
+                               workdir=workdir, tools=lambda env: [get_order_status],
+                               memory_sync_interval=None)
+    task = asyncio.create_task(worker.run())
+    try:
+        return await asyncio.to_thread(sim.wait_for, done, timeout)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await client.close()
+
+
+def test_environment_worker_serves_custom_tools(tmp_path: Path) -> None:
+    sim = ManagedAgentsSimulator(long_poll=True)
+    env = sim.create_environment()
+    agent = sim.create_agent([declaration("get_order_status"), declaration("approve_refund")])
+    scenario = Scenario.of("orders", [("get_order_status", {"order_id": "1"}),
+                                      ("get_order_status", {"order_id": "missing"})],
+                           [("approve_refund", {"order_id": "1"})])
+    session = sim.create_session(scenario, agent=agent, environment_id=env.id, start=True)
+    s = sim.session(session.id)
+
+    def waiting_on_refund() -> bool:
+        return s.turn == 2 and len(s.results) == 2
+
+    assert asyncio.run(serve_until(sim, env.key, env.id, tmp_path, waiting_on_refund))
+    uses = [e for e in s.events if e["type"] == "agent.custom_tool_use"]
+    first, failed, refund = uses
+    ok = s.results[first["id"]]
+    assert len(ok) == 1 and ok[0]["is_error"] is False
+    assert ok[0]["content"] == [{"type": "text", "text": "Order 1: shipped"}]
+    bad = s.results[failed["id"]]
+    assert len(bad) == 1 and bad[0]["is_error"] is True and "no order missing" in str(bad[0])
+    # approve_refund is declared but not served: left pending, the session waits for it
+    assert refund["id"] not in s.results
+    assert s.stop_reason == {"type": "requires_action", "event_ids": [refund["id"]]}
+    assert sim.violations == []
+    (item,) = sim.work_items(session.id)
+    assert item.acknowledged_at is not None and item.latest_heartbeat_at is not None
+
+
+def test_environment_worker_serves_sessions_in_turn(tmp_path: Path) -> None:
+    sim = ManagedAgentsSimulator(long_poll=True)
+    env = sim.create_environment()
+    agent = sim.create_agent([declaration("get_order_status")])
+    sessions = [sim.create_session(Scenario.of(f"s{i}", [("get_order_status", {"order_id": str(i)})]),
+                                   agent=agent, environment_id=env.id, start=True)
+                for i in range(3)]
+
+    def archive_finished() -> bool:
+        for s in sessions:
+            live = sim.session(s.id)
+            if live.finished and live.status != "terminated":
+                from simulator.managed_agents import sessions as S
+                S.terminate(sim.store, live, archived=True)
+        return all(w.state == "stopped" for w in sim.work_items())
+
+    assert asyncio.run(serve_until(sim, env.key, env.id, tmp_path, archive_finished))
+    for s in sessions:
+        live = sim.session(s.id)
+        assert live.finished and len(live.results) == 1
+    assert sim.violations == []
