@@ -1,0 +1,363 @@
+"""The replay engine: a plain ``(SimRequest) -> SimResponse`` function over cassettes.
+
+API::
+
+    from simulator.engine import Simulator
+    sim = Simulator(cassette_or_list, *, matchers=DEFAULT_MATCHERS, rules=ALL_RULES,
+                    clock=SystemClock(), faults=None, strict_matching=True, seed=0)
+    resp = sim.handle(SimRequest("POST", "/v1/messages", headers, body=b"..."))   # or sim(req)
+    sim.log          # list[simulator.events.Event], in order
+    sim.violations   # list[RuleViolated]; sim.mismatches, sim.served, sim.unmet
+    sim.state        # simulator.state.SimState (containers, pending calls, paused turn)
+    sim.done         # every exchange of every cassette served
+    sim.remaining()  # [(cassette, exchange index)] not served yet
+    sim.mount("/v1/files", handler)   # route other paths to another Handler
+
+Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
+400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
+that rule, the exchange counts as served); (2) the request is matched to the next exchange of the
+first cassette whose next exchange matches on every matcher; a mismatch is answered with a 400
+naming the matcher, both values, the cassette and the exchange index; (3) faults, if planned;
+(4) the recorded response is served: errors verbatim, JSON as JSON or synthesized SSE when the
+request has ``stream: true``, recorded events verbatim (or assembled into JSON for a non-stream
+request); (5) the state learns from what was served. No I/O, no sockets: time comes from ``clock``.
+
+Other paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .cassette import Cassette, Exchange
+from .clock import Clock, SystemClock
+from .errors import RequestIds, api_error, error_body, invalid_request, not_found
+from .events import (
+    Event,
+    ExchangeServed,
+    ExpectationUnmet,
+    FaultInjected,
+    Mismatch,
+    Note,
+    Rejected,
+    RequestReceived,
+    RuleViolated,
+)
+from .faults import FaultPlan, apply_fault
+from .http import Handler, SimRequest, SimResponse, json_headers
+from .matchers import (
+    DEFAULT_MATCHERS,
+    Matcher,
+    MatchFailure,
+    MatchRequest,
+    first_failure,
+    normalize_path,
+)
+from .models import lookup
+from .registry import TOOLS
+from .rules import ALL_RULES, Rule, RuleContext, run_rules
+from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
+from .state import SimState, container_param_id
+
+MESSAGES_PATH = "/v1/messages"
+#: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+_DROP_HEADERS = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
+_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429,
+                 "invalid_request_error": 400, "request_too_large": 413, "timeout_error": 504}
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class Simulator:
+    """Serves cassettes, judges requests by the protocol rules; see the module docstring."""
+
+    def __init__(self, cassettes: Cassette | Sequence[Cassette], *,
+                 matchers: Sequence[Matcher] = DEFAULT_MATCHERS,
+                 rules: Iterable[Rule] = ALL_RULES, clock: Clock | None = None,
+                 faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
+                 state: SimState | None = None, chunk: int = 24, ping_every: int = 0) -> None:
+        self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
+        self.matchers = tuple(matchers)
+        self.rules = tuple(rules)
+        self.clock: Clock = clock or SystemClock()
+        self.faults = faults
+        self.strict_matching = strict_matching
+        self.state = state or SimState(self.clock)
+        self.chunk, self.ping_every = chunk, ping_every
+        self.log: list[Event] = []
+        self._cursors = [0] * len(self.cassettes)
+        self._active = 0
+        self._ids = RequestIds(seed)
+        self._mounts: list[tuple[str, Handler]] = []
+        self._slow: tuple[int, int, Any] | None = None
+        self._noted: set[str] = set()
+        self._seed_containers()
+
+    # --- public surface ----------------------------------------------------------------------
+
+    def __call__(self, request: SimRequest) -> SimResponse:
+        return self.handle(request)
+
+    def mount(self, prefix: str, handler: Handler) -> None:
+        """Answer requests under ``prefix`` (e.g. ``/v1/files``) with another handler."""
+        self._mounts.append((normalize_path(prefix), handler))
+
+    @property
+    def violations(self) -> list[RuleViolated]:
+        return [e for e in self.log if isinstance(e, RuleViolated)]
+
+    @property
+    def mismatches(self) -> list[Mismatch]:
+        return [e for e in self.log if isinstance(e, Mismatch)]
+
+    @property
+    def served(self) -> list[ExchangeServed]:
+        return [e for e in self.log if isinstance(e, ExchangeServed)]
+
+    @property
+    def unmet(self) -> list[ExpectationUnmet]:
+        return [e for e in self.log if isinstance(e, ExpectationUnmet)]
+
+    def remaining(self) -> list[tuple[Cassette, int]]:
+        return [(c, i) for c, cur in zip(self.cassettes, self._cursors, strict=True)
+                for i in range(cur, len(c.exchanges))]
+
+    @property
+    def done(self) -> bool:
+        return not self.remaining()
+
+    def handle(self, request: SimRequest) -> SimResponse:
+        rid = self._ids.new()
+        path = normalize_path(request.path)
+        for prefix, handler in self._mounts:
+            if path == prefix or path.startswith(prefix + "/"):
+                return self._with_request_id(handler(request), rid)
+        if path != MESSAGES_PATH:
+            return self._reject(rid, 404, f"no route {request.method} {path}",
+                                not_found(request_id=rid))
+        if request.method != "POST":
+            return self._reject(rid, 405, f"method {request.method}", api_error(
+                405, "invalid_request_error", f"Method `{request.method}` is not allowed on "
+                f"{MESSAGES_PATH}; send the request with POST.", request_id=rid,
+                headers={"allow": "POST"}))
+        if len(request.body) > MAX_BODY_BYTES:
+            return self._reject(rid, 413, "body too large", api_error(
+                413, "request_too_large", "Request exceeds the maximum allowed number of bytes "
+                f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
+        try:
+            body = request.json()
+        except (ValueError, UnicodeDecodeError) as e:
+            where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
+            reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
+            return self._reject(rid, 400, "broken JSON", invalid_request(
+                f"There was an error parsing the body of your request: {reason}{where}. The body "
+                "must be a JSON object.", request_id=rid))
+        if not isinstance(body, dict):
+            return self._reject(rid, 400, "body not an object", invalid_request(
+                f"The request body must be a JSON object, got {type(body).__name__}.",
+                request_id=rid))
+        self.log.append(RequestReceived(rid, request.method, path, body, dict(request.headers)))
+        return self._messages(request, body, rid)
+
+    # --- the Messages flow -------------------------------------------------------------------
+
+    def _messages(self, request: SimRequest, body: dict[str, Any], rid: str) -> SimResponse:
+        ctx = RuleContext(body, request.headers, self.state)
+        violations = run_rules(ctx, self.rules)
+        for note in ctx.notes:
+            if note not in self._noted:
+                self._noted.add(note)
+                self.log.append(Note(rid, note))
+        if violations:
+            return self._answer_violation(body, violations, rid)
+        incoming = MatchRequest(request.method, normalize_path(request.path), body)
+        found = self._find(incoming, rid)
+        if isinstance(found, SimResponse):
+            return found
+        ci, ex, replayed = found
+        cassette = self.cassettes[ci]
+        if ex.expect_rule:
+            self.log.append(ExpectationUnmet(rid, cassette.id, _p(cassette), ex.index,
+                                             ex.expect_rule, None))
+            return invalid_request(
+                f"tooluse simulator: exchange {ex.index} of cassette `{cassette.id}` "
+                f"({_p(cassette)}) expects this request to break rule `{ex.expect_rule}`, but it "
+                "passes every enabled rule.", request_id=rid)
+        stream = body.get("stream") is True
+        fault = self.faults.pick(ex.index) if self.faults is not None and not replayed else None
+        if fault is not None:
+            self.log.append(FaultInjected(rid, fault.kind, cassette.id, ex.index))
+            if not fault.consumes_exchange:
+                return apply_fault(fault, rid, lambda: self._render(ex, stream, rid)[0], self.clock)
+        resp, message, mode = self._render(ex, stream, rid)
+        if fault is not None:
+            resp = apply_fault(fault, rid, lambda: resp, self.clock)
+            self._slow = (ci, ex.index, body)
+        if not replayed:
+            self._consume(ci)
+            self.state.on_request_served(body)
+            if message is not None:
+                self.state.on_response(message, repl_state=self._repl_state(body))
+        self.log.append(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
+                                       resp.is_stream, mode, replayed=replayed))
+        return resp
+
+    def _answer_violation(self, body: dict[str, Any], violations: list[Any], rid: str) -> SimResponse:
+        first = violations[0]
+        expecting = next((ci for ci, c in enumerate(self.cassettes)
+                          if self._cursors[ci] < len(c.exchanges)
+                          and c.exchanges[self._cursors[ci]].expect_rule == first.rule_id), None)
+        for n, v in enumerate(violations):
+            self.log.append(RuleViolated(rid, v.rule_id, v.message, body, answered=n == 0,
+                                         expected=n == 0 and expecting is not None))
+        resp = api_error(first.status, first.error_type, first.message, request_id=rid)
+        if expecting is not None:
+            c = self.cassettes[expecting]
+            ex = c.exchanges[self._cursors[expecting]]
+            self._consume(expecting)
+            self.log.append(ExchangeServed(rid, c.id, _p(c), ex.index, resp.status, False,
+                                           "rule_error", expect_rule=first.rule_id))
+        else:
+            for ci, c in enumerate(self.cassettes):
+                cur = self._cursors[ci]
+                if cur < len(c.exchanges) and c.exchanges[cur].expect_rule:
+                    self.log.append(ExpectationUnmet(rid, c.id, _p(c), cur,
+                                                     str(c.exchanges[cur].expect_rule), first.rule_id))
+        return resp
+
+    def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, bool] | SimResponse:
+        order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
+        failures: list[tuple[int, MatchFailure]] = []
+        for ci in order:
+            c = self.cassettes[ci]
+            cur = self._cursors[ci]
+            if cur >= len(c.exchanges):
+                continue
+            ex = c.exchanges[cur]
+            if ex.expect_rule:
+                # An exchange expecting a violation matches on the rule it expects, not on fields.
+                failure = first_failure(self.matchers[:3], MatchRequest.from_recorded(ex.request),
+                                        incoming)
+            else:
+                failure = first_failure(self.matchers, MatchRequest.from_recorded(ex.request),
+                                        incoming)
+            if failure is None:
+                self._active = ci
+                return ci, ex, False
+            failures.append((ci, failure))
+        if self._slow is not None and self._slow[2] == dict(incoming.body):
+            ci, idx, _ = self._slow
+            return ci, self.cassettes[ci].exchanges[idx], True
+        if not failures:
+            names = ", ".join(f"`{c.id}`" for c in self.cassettes)
+            self.log.append(Mismatch(rid, "", None, -1, "exhausted", None, None))
+            return invalid_request(
+                f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
+                "request has no recorded answer.", request_id=rid)
+        ci, failure = failures[0]
+        c = self.cassettes[ci]
+        cur = self._cursors[ci]
+        self.log.append(Mismatch(rid, c.id, _p(c), cur, failure.matcher, failure.expected,
+                                 failure.received, refused=self.strict_matching))
+        if not self.strict_matching and not c.exchanges[cur].expect_rule:
+            self._active = ci
+            return ci, c.exchanges[cur], False
+        return invalid_request(
+            f"tooluse simulator: the request does not match exchange {cur} of cassette `{c.id}` "
+            f"({_p(c)}): matcher `{failure.matcher}` expected {_short(failure.expected)}, "
+            f"received {_short(failure.received)}.", request_id=rid)
+
+    def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
+        """The response for ``ex`` (fresh objects each call), the message it carries, the mode."""
+        rec = ex.response
+        status = int(rec["status"])
+        headers = {str(k).lower(): str(v) for k, v in (rec.get("headers") or {}).items()
+                   if str(k).lower() not in _DROP_HEADERS}
+        headers.setdefault("request-id", rid)
+        if "events" in rec:
+            events = recorded_events(rec["events"])
+            if stream:
+                h = {**headers, **stream_headers(headers["request-id"])}
+                return SimResponse(status, h, events=events), _assembled_or_none(events), "recorded"
+            try:
+                message = assemble_message(events)
+            except StreamError as e:
+                etype = str(e.error.get("type", "api_error"))
+                return (api_error(_ERROR_STATUS.get(etype, 500), etype,
+                                  str(e.error.get("message", "")), request_id=rid), None, "assembled")
+            return (SimResponse(status, json_headers({"request-id": headers["request-id"]}),
+                                body=message), message, "assembled")
+        body = rec.get("body")
+        headers.setdefault("content-type", "application/json")
+        is_message = isinstance(body, dict) and body.get("type") == "message"
+        if stream and status < 400 and isinstance(body, dict) and is_message:
+            events = synthesize_events(body, chunk=self.chunk, ping_every=self.ping_every)
+            return (SimResponse(status, stream_headers(headers["request-id"]), events=events),
+                    body, "synthesized")
+        return SimResponse(status, headers, body=json.loads(json.dumps(body))), \
+            (body if is_message else None), "recorded"
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _consume(self, ci: int) -> None:
+        self._cursors[ci] += 1
+        self._active = ci
+        self._slow = None
+
+    def _repl_state(self, body: dict[str, Any]) -> bool:
+        model = str(body.get("model") or "")
+        m = lookup(model)
+        if m is not None and not m.ptc:
+            return False
+        for t in body.get("tools") or []:
+            tv = TOOLS.get(str(t.get("type"))) if isinstance(t, dict) else None
+            if tv is not None and tv.repl_state and TOOLS[tv.effective_type(model)].repl_state:
+                return True
+        return False
+
+    def _seed_containers(self) -> None:
+        """Containers a cassette's requests use before any of its responses created them."""
+        for c in self.cassettes:
+            created: set[str] = set()
+            for ex in c.exchanges:
+                body = ex.request.get("body")
+                cid = container_param_id(body) if isinstance(body, dict) else None
+                if cid and cid not in created and ex.expect_rule != "container.unknown_or_expired":
+                    self.state.seed_container(cid)
+                rb = ex.response.get("body")
+                if isinstance(rb, dict) and isinstance(rb.get("container"), dict):
+                    created.add(str(rb["container"].get("id")))
+
+    def _reject(self, rid: str, status: int, reason: str, resp: SimResponse) -> SimResponse:
+        self.log.append(Rejected(rid, status, reason))
+        return resp
+
+    @staticmethod
+    def _with_request_id(resp: SimResponse, rid: str) -> SimResponse:
+        resp.headers = {k.lower(): v for k, v in resp.headers.items()}
+        resp.headers.setdefault("request-id", rid)
+        if resp.is_stream:
+            resp.headers.setdefault("content-type", "text/event-stream; charset=utf-8")
+        else:
+            resp.headers.setdefault("content-type", "application/json")
+        return resp
+
+
+def _assembled_or_none(events: list[Any]) -> dict[str, Any] | None:
+    try:
+        return assemble_message(events)
+    except (StreamError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _p(c: Cassette) -> str | None:
+    return str(c.path) if c.path is not None else None
+
+
+__all__ = ["MAX_BODY_BYTES", "MESSAGES_PATH", "Simulator", "error_body"]

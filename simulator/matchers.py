@@ -1,0 +1,127 @@
+"""Named request matchers: which recorded exchange an incoming request corresponds to.
+
+A :class:`Matcher` has a stable ``name`` and a ``key`` function that extracts a comparable value
+from a request (method, path, parsed JSON body). Two requests match on a matcher when their keys
+are equal; the engine reports the first matcher that differs, with both values::
+
+    Matcher("model", lambda r: r.body.get("model"))
+
+Defaults (:data:`DEFAULT_MATCHERS`): ``method``, ``path``, ``model``, ``tools``, ``messages.shape``
+(roles and block types), ``tool_use_ids.answered``. Tool result *contents* and ids a client
+generates are never compared by default; pass your own tuple to compare more or less, or pick by
+name with :func:`matchers_by_name`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MatchRequest:
+    """What matchers see: the method, the path (no query), and the parsed JSON body."""
+
+    method: str
+    path: str
+    body: Mapping[str, Any]
+
+    @classmethod
+    def from_recorded(cls, request: Mapping[str, Any]) -> MatchRequest:
+        body = request.get("body")
+        return cls(str(request.get("method", "POST")).upper(), normalize_path(str(request["path"])),
+                   body if isinstance(body, dict) else {})
+
+
+@dataclass(frozen=True)
+class Matcher:
+    name: str
+    key: Callable[[MatchRequest], Any]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class MatchFailure:
+    matcher: str
+    expected: Any
+    received: Any
+
+
+def normalize_path(path: str) -> str:
+    p = path.split("?", 1)[0]
+    if "://" in p:
+        p = "/" + p.split("://", 1)[1].split("/", 1)[-1]
+    return p.rstrip("/") or "/"
+
+
+def blocks_of(content: Any) -> list[dict[str, Any]]:
+    """Message content as a list of blocks (a string is one text block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def _tools_key(r: MatchRequest) -> Any:
+    tools = r.body.get("tools") or []
+    out = []
+    for t in tools:
+        if isinstance(t, dict):
+            out.append({k: v for k, v in sorted(t.items()) if k != "cache_control"})
+    return out
+
+
+def _shape_key(r: MatchRequest) -> Any:
+    msgs = r.body.get("messages") or []
+    return [(m.get("role"), [b.get("type") for b in blocks_of(m.get("content"))])
+            for m in msgs if isinstance(m, dict)]
+
+
+def _answered_key(r: MatchRequest) -> Any:
+    msgs = [m for m in (r.body.get("messages") or []) if isinstance(m, dict)]
+    if not msgs or msgs[-1].get("role") != "user":
+        return []
+    return sorted(str(b.get("tool_use_id")) for b in blocks_of(msgs[-1].get("content"))
+                  if b.get("type") == "tool_result")
+
+
+METHOD = Matcher("method", lambda r: r.method, "HTTP method")
+PATH = Matcher("path", lambda r: r.path, "request path without query")
+MODEL = Matcher("model", lambda r: r.body.get("model"), "body.model")
+TOOLS = Matcher("tools", _tools_key, "tool definitions (cache_control ignored)")
+MESSAGES_SHAPE = Matcher("messages.shape", _shape_key,
+                         "role and block types of every message")
+TOOL_USE_IDS_ANSWERED = Matcher("tool_use_ids.answered", _answered_key,
+                                "tool_use ids the last user message answers (sorted)")
+STREAM = Matcher("stream", lambda r: bool(r.body.get("stream", False)), "body.stream (optional)")
+SYSTEM = Matcher("system", lambda r: r.body.get("system"), "body.system (optional)")
+TOOL_CHOICE = Matcher("tool_choice", lambda r: r.body.get("tool_choice"), "body.tool_choice (optional)")
+MESSAGES = Matcher("messages", lambda r: r.body.get("messages"), "whole messages, contents included (optional)")
+
+DEFAULT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, MODEL, TOOLS, MESSAGES_SHAPE,
+                                         TOOL_USE_IDS_ANSWERED)
+ALL_MATCHERS: Mapping[str, Matcher] = {m.name: m for m in (
+    METHOD, PATH, MODEL, TOOLS, MESSAGES_SHAPE, TOOL_USE_IDS_ANSWERED, STREAM, SYSTEM,
+    TOOL_CHOICE, MESSAGES)}
+
+
+def matchers_by_name(names: Iterable[str]) -> tuple[Matcher, ...]:
+    """Matchers picked by name; an unknown name raises ``KeyError`` listing the known ones."""
+    out = []
+    for n in names:
+        if n not in ALL_MATCHERS:
+            raise KeyError(f"unknown matcher {n!r}; known: {', '.join(ALL_MATCHERS)}")
+        out.append(ALL_MATCHERS[n])
+    return tuple(out)
+
+
+def first_failure(matchers: Iterable[Matcher], recorded: MatchRequest,
+                  incoming: MatchRequest) -> MatchFailure | None:
+    """The first matcher on which ``incoming`` differs from ``recorded``, or None."""
+    for m in matchers:
+        want, got = m.key(recorded), m.key(incoming)
+        if want != got:
+            return MatchFailure(m.name, want, got)
+    return None

@@ -1,0 +1,61 @@
+"""Request-level protocol rules, registered by id (see :mod:`simulator.rules.base`).
+
+Public surface::
+
+    RULES: dict[str, Rule]          # every rule by id, in check order
+    ALL_RULES: tuple[Rule, ...]     # the default set the engine runs
+    rules_except(*ids) -> tuple[Rule, ...]   # disable rules by id
+    check_request(body, headers, state, rules=ALL_RULES) -> list[Violation]
+
+A :class:`Rule` carries ``id``, ``level`` (MUST/SHOULD/INFO), ``source`` (a
+:class:`simulator.sources.Source`; tag ``I``/``?`` when the exact message is inferred),
+``statement``, ``message`` (template) and ``check``. Modules, one per theme: ``schema``,
+``tools`` (type/name, betas, model compatibility), ``messages`` (roles, tool_result pairing),
+``ptc`` (programmatic calling), ``server_tools`` (containers, pause_turn, pending server tools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import schema as _schema  # noqa: F401  (registration order = check order)
+from . import tools as _tools  # noqa: F401
+
+from . import messages as _messages  # noqa: F401  # isort: skip
+from . import ptc as _ptc  # noqa: F401  # isort: skip
+from . import server_tools as _server_tools  # noqa: F401  # isort: skip
+from ..state import SimState
+from .base import RULES, Rule, RuleContext, Violation, rule, run_rules
+
+#: Check order: the request as a whole, then tool definitions, then the conversation, then state.
+ORDER = (
+    "request.schema", "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
+    "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",
+    "ptc.strict_unsupported", "ptc.disable_parallel_tool_use_unsupported", "ptc.recursive_ref",
+    "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller", "messages.roles.alternate",
+    "messages.tool_result.answers_previous_tool_use", "ptc.pending.only_tool_results",
+    "ptc.tool_result.text_content_only", "messages.tool_use.answered_once_in_next_message",
+    "messages.tool_result.before_other_content", "container.unknown_or_expired",
+    "ptc.container.required", "pause_turn.resend_assistant_content",
+    "server_tool_use.pending.same_tools",
+)
+ALL_RULES: tuple[Rule, ...] = tuple(RULES[i] for i in ORDER) + tuple(
+    r for i, r in RULES.items() if i not in ORDER)
+
+
+def rules_except(*ids: str) -> tuple[Rule, ...]:
+    """``ALL_RULES`` without the given ids (an unknown id raises ``KeyError``)."""
+    unknown = [i for i in ids if i not in RULES]
+    if unknown:
+        raise KeyError(f"unknown rule id(s) {unknown}; known: {', '.join(RULES)}")
+    return tuple(r for r in ALL_RULES if r.id not in ids)
+
+
+def check_request(body: Mapping[str, Any], headers: Mapping[str, str], state: SimState,
+                  rules: Iterable[Rule] = ALL_RULES) -> list[Violation]:
+    return run_rules(RuleContext(body, headers, state), rules)
+
+
+__all__ = ["ALL_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
+           "rules_except"]

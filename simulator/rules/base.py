@@ -1,0 +1,157 @@
+"""The rule registry: each request-level protocol rule, registered once, with its source.
+
+A rule is a function ``(ctx: RuleContext) -> str | None`` registered with :func:`rule`; it returns
+the error message the API gives for a violation (None when the request passes). The registry
+refuses a duplicate id or a missing source at import time. A violation is answered with HTTP 400
+``invalid_request_error`` (see :mod:`simulator.errors`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from ..matchers import blocks_of
+from ..registry import TOOLS, ToolVersion
+from ..sources import Source
+from ..state import SimState
+
+Level = Literal["MUST", "SHOULD", "INFO"]
+Check = Callable[["RuleContext"], str | None]
+
+_ID = re.compile(r"^[a-z_]+(\.[a-z0-9_]+)+$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    level: Level
+    source: Source
+    statement: str
+    check: Check
+    #: The documented (or inferred) message, with ``{placeholders}``: for docs and reports.
+    message: str
+    #: HTTP status and error type of a violation.
+    status: int = 400
+    error_type: str = "invalid_request_error"
+
+    @property
+    def inferred(self) -> bool:
+        """True when the exact error text is not documented (source tag ``I`` or ``?``)."""
+        return self.source.inferred
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule_id: str
+    message: str
+    status: int = 400
+    error_type: str = "invalid_request_error"
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, *, source: Source, statement: str, message: str,
+         level: Level = "MUST") -> Callable[[Check], Check]:
+    """Register ``fn`` as the check of rule ``id`` (a duplicate id fails at import)."""
+    if not _ID.match(id):
+        raise ValueError(f"rule id {id!r} must be dotted lower_snake_case, e.g. 'ptc.container.required'")
+    if not isinstance(source, Source):
+        raise TypeError(f"rule {id!r} needs a simulator.sources.Source")
+
+    def deco(fn: Check) -> Check:
+        if id in RULES:
+            raise ValueError(f"rule {id!r} registered twice")
+        RULES[id] = Rule(id, level, source, statement, fn, message)
+        return fn
+
+    return deco
+
+
+# --- the request as rules see it ---------------------------------------------------------------
+
+CODE_EXEC_CALLERS = frozenset({"code_execution_20250825", "code_execution_20260120",
+                               "code_execution_20260521"})
+
+
+@dataclass
+class RuleContext:
+    body: Mapping[str, Any]
+    headers: Mapping[str, str]
+    state: SimState
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model") or "")
+
+    @cached_property
+    def messages(self) -> list[dict[str, Any]]:
+        return [m for m in self.body.get("messages") or [] if isinstance(m, dict)]
+
+    @cached_property
+    def tools(self) -> list[dict[str, Any]]:
+        ts = self.body.get("tools") or []
+        return [t for t in ts if isinstance(t, dict)] if isinstance(ts, list) else []
+
+    @cached_property
+    def betas(self) -> set[str]:
+        raw = self.headers.get("anthropic-beta", "")
+        out = {b.strip() for b in raw.split(",") if b.strip()}
+        extra = self.body.get("betas")  # the SDK's beta namespace also sends them as headers
+        if isinstance(extra, list):
+            out |= {str(b) for b in extra}
+        return out
+
+    def content(self, i: int) -> list[dict[str, Any]]:
+        return blocks_of(self.messages[i].get("content"))
+
+    def tool_version(self, tool: Mapping[str, Any]) -> ToolVersion | None:
+        t = tool.get("type")
+        return TOOLS.get(str(t)) if t and t != "custom" else None
+
+    def tool_by_name(self, name: str) -> dict[str, Any] | None:
+        return next((t for t in self.tools if t.get("name") == name), None)
+
+    def code_execution_tools(self) -> list[tuple[int, dict[str, Any], ToolVersion]]:
+        out = []
+        for i, t in enumerate(self.tools):
+            tv = self.tool_version(t)
+            if tv is not None and tv.family == "code_execution":
+                out.append((i, t, tv))
+        return out
+
+    def last_assistant_index(self) -> int | None:
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i].get("role") == "assistant":
+                return i
+        return None
+
+
+def allowed_callers(tool: Mapping[str, Any]) -> list[str]:
+    ac = tool.get("allowed_callers")
+    return [str(a) for a in ac] if isinstance(ac, list) else []
+
+
+def code_callable(tool: Mapping[str, Any]) -> bool:
+    """The definition lets code call it (``allowed_callers`` names a code execution version)."""
+    return any(a in CODE_EXEC_CALLERS for a in allowed_callers(tool))
+
+
+def tool_label(i: int, tool: Mapping[str, Any]) -> str:
+    """``tools.N.<type>`` as the API's validation messages name a definition."""
+    return f"tools.{i}.{tool.get('type') or 'custom'}"
+
+
+def run_rules(ctx: RuleContext, rules: Iterable[Rule]) -> list[Violation]:
+    """Every violation of ``rules`` by the request in ``ctx``, in rule order."""
+    out = []
+    for r in rules:
+        msg = r.check(ctx)
+        if msg is not None:
+            out.append(Violation(r.id, msg, r.status, r.error_type))
+    return out

@@ -1,0 +1,228 @@
+"""What the API remembers between requests: containers, pending calls, paused turns.
+
+:class:`SimState` is updated by the engine from the responses it actually served (so a client
+that deviates is judged against what it was told) and read by the rules:
+
+- ``containers``: :class:`Container` by id; created when a served response carries
+  ``container``; expires 30 days after creation; checkpointed after about 5 minutes idle and
+  restored on the next use within 30 days; ``expires_at`` is a shorter rolling value
+  (seed 000 § Penggunaan ulang container; PROTOCOL.md §2 Container object).
+- ``pending_calls``: programmatic tool calls (``tool_use`` with a non-direct ``caller``) waiting for
+  their ``tool_result``, by tool_use id.
+- ``paused``: the content of the last ``pause_turn`` response, which must be resent.
+- ``pending_server_tools``: ``server_tool_use`` blocks served without their result, and the tool
+  they need in ``tools``.
+
+Time comes from an injectable :class:`~simulator.clock.Clock`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .clock import Clock, SystemClock, isoformat_z
+from .matchers import blocks_of
+from .sources import SEED_CODE_EXECUTION, protocol, seed
+
+#: Seed 000 § Penggunaan ulang container: no container is reused 30 days after creation.
+MAX_AGE = timedelta(days=30)
+#: Seed 000 / PTC: checkpointed after about 5 minutes idle, restorable by id.
+IDLE_CHECKPOINT = timedelta(minutes=5)
+#: The rolling ``expires_at`` window the API reports is undocumented [?]: one hour, configurable.
+ROLLING_WINDOW = timedelta(hours=1)
+
+SOURCES = {
+    "expiry": seed(SEED_CODE_EXECUTION, "Penggunaan ulang container"),
+    "rolling": protocol("2. Code execution tool: Container object", "?"),
+    "pending": protocol("1. Programmatic tool calling: Continuation request"),
+    "pause_turn": protocol("2. Code execution tool: pause_turn"),
+}
+
+
+@dataclass
+class Container:
+    id: str
+    created_at: datetime
+    last_used_at: datetime
+    rolling_window: timedelta = ROLLING_WINDOW
+    files: set[str] = field(default_factory=set)
+    #: Python interpreter state persists (code_execution 20260120+ with PTC, not on Haiku 4.5).
+    repl_state: bool = False
+    checkpointed: bool = False
+    restores: int = 0
+
+    @property
+    def hard_expiry(self) -> datetime:
+        return self.created_at + MAX_AGE
+
+    @property
+    def expires_at(self) -> datetime:
+        """The shorter rolling value a response reports (never past the 30-day limit)."""
+        return min(self.last_used_at + self.rolling_window, self.hard_expiry)
+
+    def expired(self, now: datetime) -> bool:
+        return now >= self.hard_expiry
+
+    def idle(self, now: datetime) -> bool:
+        return now - self.last_used_at >= IDLE_CHECKPOINT
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "expires_at": isoformat_z(self.expires_at)}
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    tool_use_id: str
+    name: str
+    caller_type: str
+    #: The code_execution server_tool_use id the call came from.
+    tool_id: str | None
+    container_id: str | None
+
+
+@dataclass(frozen=True)
+class PausedTurn:
+    content: tuple[dict[str, Any], ...]
+    message_id: str | None
+    container_id: str | None
+
+    @property
+    def server_tool_use_ids(self) -> frozenset[str]:
+        return frozenset(str(b.get("id")) for b in self.content
+                         if b.get("type") in ("server_tool_use", "mcp_tool_use") and b.get("id"))
+
+
+#: ``server_tool_use.name`` → the tool family it needs in ``tools``.
+SERVER_TOOL_FAMILY: Mapping[str, str] = {
+    "code_execution": "code_execution", "bash_code_execution": "code_execution",
+    "text_editor_code_execution": "code_execution", "web_search": "web_search",
+    "web_fetch": "web_fetch",
+}
+
+
+def result_tool_use_ids(content: Iterable[Mapping[str, Any]]) -> set[str]:
+    """ids answered by result blocks (``*_tool_result`` with a ``tool_use_id``)."""
+    return {str(b["tool_use_id"]) for b in content
+            if str(b.get("type", "")).endswith("_tool_result") and "tool_use_id" in b}
+
+
+def container_param_id(body: Mapping[str, Any]) -> str | None:
+    """The request's ``container`` param: a string id or ``{"id": ...}``."""
+    c = body.get("container")
+    if isinstance(c, str):
+        return c
+    if isinstance(c, dict) and isinstance(c.get("id"), str):
+        return str(c["id"])
+    return None
+
+
+class SimState:
+    """The simulator's memory; see the module docstring."""
+
+    def __init__(self, clock: Clock | None = None, *, rolling_window: timedelta = ROLLING_WINDOW) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.rolling_window = rolling_window
+        self.containers: dict[str, Container] = {}
+        self.pending_calls: dict[str, PendingCall] = {}
+        self.paused: PausedTurn | None = None
+        self.pending_server_tools: dict[str, str] = {}
+
+    # --- containers -------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    def container(self, container_id: str) -> Container | None:
+        return self.containers.get(container_id)
+
+    def seed_container(self, container_id: str, *, created_at: datetime | None = None) -> Container:
+        """Register a container created before this run (e.g. one a cassette starts with)."""
+        now = self.now()
+        c = self.containers.get(container_id)
+        if c is None:
+            c = Container(container_id, created_at or now, now, self.rolling_window)
+            self.containers[container_id] = c
+        return c
+
+    def touch_container(self, container_id: str, *, repl_state: bool | None = None) -> Container:
+        """Use a container now: create it, or restore it from an idle checkpoint."""
+        now = self.now()
+        c = self.containers.get(container_id)
+        if c is None:
+            c = Container(container_id, now, now, self.rolling_window)
+            self.containers[container_id] = c
+        elif c.idle(now):
+            c.checkpointed = False
+            c.restores += 1
+        c.last_used_at = now
+        if repl_state is not None:
+            c.repl_state = c.repl_state or repl_state
+        return c
+
+    def refresh_checkpoints(self) -> None:
+        now = self.now()
+        for c in self.containers.values():
+            if c.idle(now):
+                c.checkpointed = True
+
+    # --- updates from requests and responses ------------------------------------------------
+
+    def on_request_served(self, body: Mapping[str, Any]) -> None:
+        """A request passed the rules and was answered: clear what it resolved."""
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        answered: set[str] = set()
+        for m in msgs:
+            answered |= {str(b.get("tool_use_id")) for b in blocks_of(m.get("content"))
+                         if b.get("type") == "tool_result"}
+            answered |= result_tool_use_ids(blocks_of(m.get("content")))
+        for tid in answered:
+            self.pending_calls.pop(tid, None)
+        self.paused = None
+        self.pending_server_tools.clear()
+        cid = container_param_id(body)
+        if cid:
+            self.refresh_checkpoints()
+            self.touch_container(cid)
+
+    def on_response(self, message: Mapping[str, Any], *, repl_state: bool = False) -> None:
+        """Learn from a served message (JSON body, or assembled from a stream)."""
+        if message.get("type") != "message":
+            return
+        container = message.get("container")
+        cid: str | None = None
+        if isinstance(container, dict) and isinstance(container.get("id"), str):
+            cid = str(container["id"])
+            c = self.touch_container(cid, repl_state=repl_state)
+            c.files |= set(_file_ids(message.get("content")))
+        content = blocks_of(message.get("content"))
+        results = result_tool_use_ids(content)
+        for b in content:
+            t = b.get("type")
+            if t == "tool_use":
+                caller = b.get("caller")
+                ctype = caller.get("type") if isinstance(caller, dict) else None
+                if ctype and ctype != "direct":
+                    self.pending_calls[str(b.get("id"))] = PendingCall(
+                        str(b.get("id")), str(b.get("name")), str(ctype),
+                        caller.get("tool_id") if isinstance(caller, dict) else None, cid)
+            elif t == "server_tool_use" and str(b.get("id")) not in results:
+                self.pending_server_tools[str(b.get("id"))] = str(b.get("name"))
+        if message.get("stop_reason") == "pause_turn":
+            self.paused = PausedTurn(tuple(content), message.get("id"), cid)
+
+    def pending_for(self, ids: Iterable[str]) -> list[PendingCall]:
+        return [self.pending_calls[i] for i in ids if i in self.pending_calls]
+
+
+def _file_ids(obj: Any) -> Iterable[str]:
+    if isinstance(obj, dict):
+        if isinstance(obj.get("file_id"), str):
+            yield obj["file_id"]
+        for v in obj.values():
+            yield from _file_ids(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _file_ids(v)

@@ -1,0 +1,92 @@
+"""Small builders for the simulator's tests: in-memory cassettes, requests, messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from simulator.cassette import Cassette, parse_cassette
+from simulator.http import SimRequest, SimResponse
+
+MODEL = "claude-opus-4-6"
+SOURCE = {"document": "PROTOCOL.md", "section": "tests"}
+PTC_CE = {"type": "code_execution_20260120", "name": "code_execution"}
+QUERY_DB = {"name": "query_database", "description": "Run SQL.",
+            "input_schema": {"type": "object", "properties": {"sql": {"type": "string"}}},
+            "allowed_callers": ["code_execution_20260120"]}
+WEATHER = {"name": "get_weather", "description": "Weather.",
+           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+
+
+def user(*content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": list(content) if len(content) != 1 or not isinstance(
+        content[0], str) else content[0]}
+
+
+def assistant(*blocks: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def tool_use(id: str, name: str = "get_weather", input: Any = None, caller: Any = None) -> dict[str, Any]:
+    b = {"type": "tool_use", "id": id, "name": name, "input": input or {"city": "Paris"}}
+    if caller is not None:
+        b["caller"] = caller
+    return b
+
+
+def tool_result(id: str, content: Any = "ok", **kw: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": id, "content": content, **kw}
+
+
+def message(content: list[dict[str, Any]], stop_reason: str = "end_turn", *, id: str = "msg_01",
+            container: Any = None, usage: Any = None, model: str = MODEL) -> dict[str, Any]:
+    m: dict[str, Any] = {"id": id, "type": "message", "role": "assistant", "model": model,
+                         "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+                         "usage": usage or {"input_tokens": 10, "output_tokens": 20}}
+    if container is not None:
+        m["container"] = container
+    return m
+
+
+def body(messages: list[dict[str, Any]], *, tools: Any = None, model: str = MODEL,
+         **extra: Any) -> dict[str, Any]:
+    b: dict[str, Any] = {"model": model, "max_tokens": 1024, "messages": messages}
+    if tools is not None:
+        b["tools"] = tools
+    b.update(extra)
+    return b
+
+
+def exchange(req_body: dict[str, Any], resp: Any, status: int = 200, *,
+             expect_rule: str | None = None, events: Any = None,
+             headers: dict[str, str] | None = None) -> dict[str, Any]:
+    r: dict[str, Any] = {"status": status, "headers": headers or {}}
+    if events is not None:
+        r["events"] = events
+    else:
+        r["body"] = resp
+    ex: dict[str, Any] = {"request": {"method": "POST", "path": "/v1/messages", "headers": {},
+                                      "body": req_body}, "response": r}
+    if expect_rule:
+        ex["expect_rule"] = expect_rule
+    return ex
+
+
+def cassette(*exchanges: dict[str, Any], id: str = "tests/inline", model: str = MODEL) -> Cassette:
+    return parse_cassette({"version": 1, "id": id, "title": id, "source": SOURCE, "model": model,
+                           "exchanges": list(exchanges)}, f"<memory:{id}>")
+
+
+def post(b: Any, headers: dict[str, str] | None = None, path: str = "/v1/messages") -> SimRequest:
+    raw = b if isinstance(b, bytes) else json.dumps(b).encode()
+    return SimRequest("POST", path, {"content-type": "application/json", **(headers or {})},
+                      body=raw)
+
+
+def error_of(resp: SimResponse) -> tuple[int, str, str]:
+    assert isinstance(resp.body, dict), resp.body
+    return resp.status, resp.body["error"]["type"], resp.body["error"]["message"]
