@@ -1,0 +1,207 @@
+"""``tooluse run``: the conformance suite against bash and text editor subjects.
+
+Exit 0 when every MUST check passes (``--strict``: every SHOULD too), 1 otherwise, 2 on usage
+errors. With ``--out DIR`` the run writes ``results.json`` (kept valid while the run goes), JUnit,
+Markdown and HTML reports there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from conformance.cli import UsageError
+from conformance.results import CheckResult, Outcome
+
+FAMILIES = ("bash", "editor")
+
+
+def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        name, help="run the conformance checks against bash / text editor implementations",
+        description=__doc__.splitlines()[0],
+        epilog="SPEC is module:attr (a factory: factory(workdir) -> handler), "
+               "path/to/file.py:attr, or a bundled reference subject's name. CMD is any command "
+               "speaking one JSON tool input per line in, one JSON result per line out. "
+               "See docs/subjects.md.")
+    g = p.add_argument_group("subjects")
+    g.add_argument("--bash", action="append", default=[], metavar="SPEC",
+                   help="a bash tool implementation (module:attr factory)")
+    g.add_argument("--bash-cmd", action="append", default=[], metavar="CMD",
+                   help="an out-of-process bash tool, in any language")
+    g.add_argument("--bash-type", default=None, metavar="T",
+                   help="the bash tool type the subjects implement (default bash_20250124)")
+    g.add_argument("--editor", action="append", default=[], metavar="SPEC",
+                   help="a text editor tool implementation (module:attr factory)")
+    g.add_argument("--editor-cmd", action="append", default=[], metavar="CMD",
+                   help="an out-of-process text editor tool, in any language")
+    g.add_argument("--editor-type", default=None, metavar="T",
+                   help="the text editor tool type (default text_editor_20250728)")
+    g.add_argument("--all-reference", action="store_true",
+                   help="also run every bundled reference subject")
+    p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
+                   metavar="ID", help="only these check ids (globs allowed: 'bash.session.*')")
+    p.add_argument("--strict", action="store_true", help="SHOULD checks count like MUST ones")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="the command timeout given to subjects, in seconds (default 3)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="cases run at once (default: 2 per CPU, at most 8)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="write results.json and the reports into DIR")
+    p.add_argument("--expected-failures", type=Path, default=None, metavar="FILE",
+                   help="a baseline of known failures: only new failures fail the run")
+    p.add_argument("--json", action="store_true", help="print the results as JSON lines")
+    return p
+
+
+def build_subjects(args: argparse.Namespace) -> list[Any]:
+    from conformance.reference import REFERENCE_SUBJECTS
+    from conformance.subjects.spec import command_subject, factory_subject, subject_from_option
+
+    subjects: list[Any] = []
+    types = {"bash": args.bash_type, "editor": args.editor_type}
+    for family in FAMILIES:
+        for spec in getattr(args, family):
+            subjects.append(subject_from_option(spec, family=family, tool_type=types[family]))
+        for cmd in getattr(args, f"{family}_cmd"):
+            subjects.append(command_subject(cmd, family=family, tool_type=types[family]))
+    if args.all_reference:
+        for name, ref in REFERENCE_SUBJECTS.items():
+            subjects.append(factory_subject(ref.spec, family=ref.family,
+                                            tool_type=ref.tool_type, name=name))
+    if not subjects:
+        raise UsageError("no subject to run; name one with --bash SPEC, --bash-cmd CMD, "
+                         "--editor SPEC, --editor-cmd CMD, or use --all-reference")
+    return _unique_names(subjects)
+
+
+def _unique_names(subjects: list[Any]) -> list[Any]:
+    from dataclasses import replace
+
+    seen: dict[str, int] = {}
+    out = []
+    for s in subjects:
+        n = seen.get(s.name, 0)
+        seen[s.name] = n + 1
+        out.append(s if n == 0 else replace(s, name=f"{s.name}#{n + 1}"))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance import runner
+
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    subjects = build_subjects(args)
+    bad = runner.unmatched_patterns(args.checks)
+    if bad:
+        raise UsageError(f"--check {' '.join(bad)} matches no check; see `tooluse checks` for "
+                         "the ids")
+    listeners: list[Any] = []
+    reports = _reports_listener(args)
+    if reports is not None:
+        listeners.append(reports)
+    if args.json:
+        listeners.append(lambda r: print(json.dumps(r.to_json()), flush=True))
+    summary = runner.run(subjects, checks=args.checks or None,
+                         timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
+                         jobs=args.jobs, listeners=listeners, argv=sys.argv[1:])
+    if not args.json:
+        print_summary(summary, sys.stdout)
+    if reports is not None:
+        print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
+        if args.expected_failures is not None:
+            return int(reports.exit_code)
+    return summary.exit_code
+
+
+def _reports_listener(args: argparse.Namespace) -> Any:
+    if args.out is None:
+        if args.expected_failures is not None:
+            raise UsageError("--expected-failures needs --out DIR (the verdict is written there)")
+        return None
+    try:
+        from conformance.reports import RunReports, load_baseline
+    except ImportError:  # pragma: no cover - reports package absent
+        return _PlainResults(args.out)
+    baseline = None
+    if args.expected_failures is not None:
+        try:
+            baseline = load_baseline(args.expected_failures)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--expected-failures {args.expected_failures}: {e}") from None
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot create the directory ({e})") from None
+    return RunReports(args.out, baseline=baseline)
+
+
+class _PlainResults:
+    """Fallback listener: a plain results.json (used only without conformance.reports)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.results: list[dict[str, Any]] = []
+        self.paths = {"results": out / "results.json"}
+        self.exit_code = 1
+
+    def on_check_finished(self, result: CheckResult) -> None:
+        self.results.append(result.to_json())
+
+    def on_run_finished(self, *, complete: bool) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.paths["results"].write_text(json.dumps(
+            {"complete": complete, "results": self.results}, indent=2) + "\n")
+
+
+MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR"}
+
+
+def _clip(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text)} chars]"
+
+
+def print_summary(summary: Any, out: TextIO) -> None:
+    """A readable summary: what did not pass (with reproducers), then counts and the verdict."""
+    blocking = {id(r) for r in summary.blocking()}
+    for r in summary.results:
+        if r.outcome is Outcome.PASS:
+            continue
+        tag = "" if r.outcome is Outcome.SKIP or id(r) in blocking else " (not blocking)"
+        print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
+        print(f"      {r.message}", file=out)
+        if r.outcome in (Outcome.FAIL, Outcome.ERROR):
+            if r.received is not None:
+                print(f"      received:   {_clip(r.received)}", file=out)
+            if r.documented is not None:
+                print(f"      documented: {_clip(r.documented)}", file=out)
+            if r.reproducer:
+                print("      reproducer (tool inputs, in order):", file=out)
+                for inp in r.reproducer[:12]:
+                    print(f"        {_clip(inp, 200)}", file=out)
+    print(file=out)
+    for s in summary.plan.subjects:
+        mine = [r for r in summary.results if r.subject == s.name]
+        counts = {o: sum(r.outcome is o for r in mine) for o in Outcome}
+        text = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
+        print(f"{s.name} ({s.tool_type}): {len(mine)} checks: {text or 'none apply'}", file=out)
+    c = summary.counts()
+    verdict = "PASS" if summary.ok else "FAIL"
+    rule = "every MUST and SHOULD" if summary.strict else "every MUST"
+    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, "
+          f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
+          f"{len(summary.blocking())} do not)", file=out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience
+    from conformance.cli import main as cli_main
+
+    return cli_main(["run", *(argv or [])])

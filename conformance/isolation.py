@@ -1,0 +1,155 @@
+"""Isolation: deadlines, process-group kills and leaked-process detection for subjects.
+
+Every subject runs in a child process of its own session and process group (in-process
+``module:attr`` subjects are hosted by ``python -m conformance.subjects.host``, commands run under
+``/bin/sh -c``). So a subject that hangs, crashes, calls ``os._exit`` or prints forever cannot take
+the suite down: the harness stops waiting at the deadline, kills the whole group and goes on.
+
+Why a child process rather than a worker thread: a Python thread cannot be stopped, so a handler
+stuck in a loop (or in ``input()``) would keep running for the rest of the run, and ``os._exit`` or
+a segfault in a handler would end the harness itself. A process can always be killed, and the
+process tree it leaves behind can be inspected, which is what the leak check needs.
+
+Leak detection is Linux-only (it reads ``/proc``); elsewhere :func:`processes_supported` is False
+and the leak check skips with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+def processes_supported() -> bool:
+    """True where the process table can be read (``/proc``)."""
+    return (PROC / "self" / "stat").is_file()
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    pid: int
+    ppid: int
+    pgrp: int
+    state: str
+    cmdline: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"pid": self.pid, "cmdline": self.cmdline}
+
+
+def _read_stat(pid: int) -> ProcInfo | None:
+    try:
+        raw = (PROC / str(pid) / "stat").read_text()
+    except (OSError, ValueError):
+        return None
+    # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    rest = raw[raw.rfind(")") + 2:].split()
+    if len(rest) < 3:
+        return None
+    try:
+        cmd = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+            "utf-8", "replace").strip()
+    except OSError:
+        cmd = ""
+    return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0], cmd)
+
+
+def process_table() -> dict[int, ProcInfo]:
+    """Every live (non-zombie) process visible to us, by pid."""
+    table: dict[int, ProcInfo] = {}
+    if not processes_supported():
+        return table
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            info = _read_stat(int(entry.name))
+            if info is not None and info.state not in ("Z", "X"):
+                table[info.pid] = info
+    return table
+
+
+def alive(pid: int) -> bool:
+    """True when ``pid`` runs (zombies count as gone)."""
+    if processes_supported():
+        info = _read_stat(pid)
+        return info is not None and info.state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def descendants(root: int, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
+    """All processes below ``root`` in the process tree (not ``root`` itself)."""
+    table = process_table() if table is None else table
+    children: dict[int, list[ProcInfo]] = {}
+    for info in table.values():
+        children.setdefault(info.ppid, []).append(info)
+    out: list[ProcInfo] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child.pid)
+    return out
+
+
+def group_members(pgrp: int, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
+    table = process_table() if table is None else table
+    return [p for p in table.values() if p.pgrp == pgrp]
+
+
+def kill_group(pgrp: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a whole process group; a group that is already gone is fine."""
+    try:
+        os.killpg(pgrp, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_pids(pids: list[int], sig: int = signal.SIGKILL) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def still_alive(candidates: list[ProcInfo], wait: float = 0.0) -> list[ProcInfo]:
+    """Those of ``candidates`` still running (same pid and command line) after up to ``wait`` s."""
+    end = time.monotonic() + wait
+    while True:
+        left = []
+        for c in candidates:
+            now = _read_stat(c.pid)
+            if now is not None and now.state not in ("Z", "X") and now.cmdline == c.cmdline:
+                left.append(c)
+        if not left or time.monotonic() >= end:
+            return left
+        time.sleep(0.02)
+
+
+class Deadline:
+    """An absolute point in time (monotonic clock)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.at = None if seconds is None else time.monotonic() + seconds
+
+    def remaining(self) -> float | None:
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
+
+    @property
+    def expired(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+
+def grace_for(timeout: float) -> float:
+    """How long past the subject's own command timeout the harness waits for an answer."""
+    return max(2.0, timeout * 0.5)

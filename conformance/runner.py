@@ -1,0 +1,248 @@
+"""The runner: subjects × applicable checks → :class:`~conformance.results.CheckResult` records.
+
+Each (subject, check) case gets a fresh temporary working directory and a fresh subject process.
+What the check raises decides the outcome:
+
+- returns normally → ``pass`` (turned into ``fail`` when the subject faulted meanwhile: it hung,
+  exited, or wrote something that is not a tool result);
+- :class:`CheckFailure` → ``fail`` (message, received, documented, reproducer);
+- :class:`CheckSkipped` → ``skip``;
+- any other exception, or a harness problem starting the subject → ``error`` (the harness's or
+  the check's fault, never counted against the subject as a failure).
+
+Results are emitted to listeners as they happen (from worker threads, one at a time). Cases run
+concurrently (``jobs``) since every case has its own process and directory; checks tagged
+``property`` (hypothesis) run one at a time.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import conformance.checks  # noqa: F401  (registers every check)
+from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
+from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
+from conformance.subjects.process import SubjectStartError
+from conformance.subjects.spec import Subject
+
+#: The command timeout given to subjects unless the run says otherwise (seconds).
+DEFAULT_TIMEOUT = 3.0
+#: A whole case (all calls of one check) stops after this many command timeouts.
+CASE_BUDGET_TIMEOUTS = 40
+
+
+@dataclass(frozen=True)
+class Case:
+    subject: Subject
+    check: Check
+
+
+@dataclass
+class RunPlan:
+    subjects: list[Subject]
+    cases: list[Case]
+    timeout: float
+    strict: bool
+    info: RunInfo = field(default_factory=RunInfo)
+
+    @property
+    def subject_infos(self) -> list[SubjectInfo]:
+        return [s.info for s in self.subjects]
+
+
+@dataclass
+class RunSummary:
+    plan: RunPlan
+    results: list[CheckResult]
+    duration: float
+    strict: bool = False
+
+    def counts(self) -> dict[str, int]:
+        out = {o.value: 0 for o in Outcome}
+        for r in self.results:
+            out[r.outcome.value] += 1
+        return out
+
+    def blocking(self) -> list[CheckResult]:
+        """Results that make the run fail: MUST (and with ``strict`` SHOULD) not passing/skipped."""
+        levels = {Severity.MUST.value} | ({Severity.SHOULD.value} if self.strict else set())
+        return [r for r in self.results
+                if r.severity in levels and r.outcome in (Outcome.FAIL, Outcome.ERROR)]
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocking()
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+
+def select_checks(subject: Subject, patterns: Sequence[str] | None = None) -> list[Check]:
+    """The catalog checks for the subject's family and tool type, filtered by ids or globs."""
+    chosen = list(checks_for(subject.tool_type, subject.family))
+    if patterns:
+        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    return chosen
+
+
+def unmatched_patterns(patterns: Iterable[str]) -> list[str]:
+    """Patterns that match no check id in the catalog (for usage errors)."""
+    return [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in CATALOG)]
+
+
+_property_lock = threading.Lock()
+
+
+def run_case(subject: Subject, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
+             tmp_root: Path | None = None) -> CheckResult:
+    """Run one check against a fresh instance of the subject."""
+    start = time.monotonic()
+    base: dict[str, Any] = dict(check_id=chk.id, subject=subject.name,
+                                tool_type=subject.tool_type, family=chk.family,
+                                severity=chk.severity.value)
+
+    def result(outcome: Outcome, message: str = "", **kw: Any) -> CheckResult:
+        return CheckResult(**base, outcome=outcome, duration=round(time.monotonic() - start, 4),
+                           message=message, **kw)
+
+    workdir = Path(tempfile.mkdtemp(prefix=f"tooluse-{chk.id}-", dir=tmp_root)).resolve()
+    try:
+        try:
+            session = subject.open(workdir, timeout=timeout,
+                                   case_deadline=timeout * CASE_BUDGET_TIMEOUTS)
+        except SubjectStartError as e:
+            return result(Outcome.FAIL, f"the subject did not start: {e}")
+        except Exception as e:
+            return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
+        try:
+            if "property" in chk.tags:
+                with _property_lock:
+                    return _judge(chk, session, result)
+            return _judge(chk, session, result)
+        finally:
+            session.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> CheckResult:
+    try:
+        chk.func(session)
+    except CheckFailure as e:
+        faults = _faults_note(session)
+        return result(Outcome.FAIL, e.message + faults, received=_jsonable(e.received),
+                      documented=_jsonable(e.documented),
+                      reproducer=list(e.reproducer or session.history))
+    except CheckSkipped as e:
+        return result(Outcome.SKIP, str(e) or "skipped")
+    except Exception as e:
+        tb = traceback.format_exception(type(e), e, e.__traceback__)
+        return result(Outcome.ERROR, f"check raised {type(e).__name__}: {e}",
+                      received="".join(tb[-3:]), reproducer=list(session.history))
+    if session.faults:
+        return result(Outcome.FAIL, f"the subject faulted: {'; '.join(session.faults)}",
+                      reproducer=list(session.history))
+    return result(Outcome.PASS)
+
+
+def _faults_note(session: Any) -> str:
+    faults = getattr(session, "faults", None)
+    return f" [subject faults: {'; '.join(faults)}]" if faults else ""
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "to_json"):
+        return _jsonable(value.to_json())
+    return repr(value)
+
+
+def default_jobs() -> int:
+    return max(2, min(8, (os.cpu_count() or 2) * 2))
+
+
+def plan_run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,
+             timeout: float = DEFAULT_TIMEOUT, strict: bool = False,
+             argv: Sequence[str] = ()) -> RunPlan:
+    cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)]
+    info = RunInfo(subjects=[s.info for s in subjects], strict=strict, argv=list(argv),
+                   planned=len(cases))
+    return RunPlan(list(subjects), cases, timeout, strict, info)
+
+
+Listener = RunListener | Callable[[CheckResult], Any]
+
+
+def run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT, strict: bool = False, jobs: int | None = None,
+        listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
+        argv: Sequence[str] = ()) -> RunSummary:
+    """Run every applicable check against every subject; see the module docstring.
+
+    ``listeners`` are :class:`~conformance.results.RunListener` s (any subset of its methods) or
+    plain callables taking each :class:`CheckResult`. They are called one at a time.
+    """
+    plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv)
+    hooks = list(listeners)
+    lock = threading.Lock()
+    _emit(hooks, "on_run_started", plan.info)
+    started = time.monotonic()
+    results: list[CheckResult] = []
+
+    def one(case: Case) -> None:
+        with lock:
+            _emit(hooks, "on_check_started", case.check.id, case.subject.name)
+        r = run_case(case.subject, case.check, timeout=timeout, tmp_root=tmp_root)
+        with lock:
+            results.append(r)
+            _emit(hooks, "on_check_finished", r)
+
+    # Slow cases (timeouts, properties) first, so they overlap with the quick ones.
+    ordered = sorted(plan.cases, key=lambda c: (not _slow(c.check), c.subject.name, c.check.id))
+    complete = False
+    try:
+        with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
+            futures = [pool.submit(one, c) for c in ordered]
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+        complete = True
+    finally:
+        _emit(hooks, "on_run_finished", complete=complete)
+    order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
+    results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
+    return RunSummary(plan, results, round(time.monotonic() - started, 3), strict)
+
+
+def _slow(chk: Check) -> bool:
+    return "property" in chk.tags or ".timeout." in chk.id or "slow" in chk.tags
+
+
+def _emit(hooks: list[Any], method: str, *args: Any, **kwargs: Any) -> None:
+    for h in hooks:
+        fn = getattr(h, method, None)
+        if fn is None and method == "on_check_finished" and callable(h):
+            fn = h
+        if fn is not None:
+            fn(*args, **kwargs)

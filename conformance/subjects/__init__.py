@@ -1,0 +1,41 @@
+"""Subjects under test: ``module:attr`` factories and out-of-process commands.
+
+See ``docs/subjects.md``. The public surface:
+
+- :class:`Subject`, :func:`factory_subject`, :func:`command_subject`, :func:`subject_from_option`
+- :class:`ProcessSession` (the :class:`~conformance.session.ToolSession` every subject runs in)
+- :class:`SubjectStartError`
+
+This package's ``__init__`` stays import-light on purpose: ``python -m conformance.subjects.host``
+imports it in every subject process.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["DEFAULT_TOOL_TYPES", "ProcessSession", "Subject", "SubjectStartError",
+           "check_tool_type", "command_subject", "factory_subject", "resolve_factory",
+           "subject_from_option"]
+
+if TYPE_CHECKING:
+    from conformance.subjects.process import ProcessSession, SubjectStartError
+    from conformance.subjects.spec import (
+        DEFAULT_TOOL_TYPES,
+        Subject,
+        check_tool_type,
+        command_subject,
+        factory_subject,
+        resolve_factory,
+        subject_from_option,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ProcessSession", "SubjectStartError"):
+        from conformance.subjects import process
+        return getattr(process, name)
+    if name in __all__:
+        from conformance.subjects import spec
+        return getattr(spec, name)
+    raise AttributeError(name)
