@@ -1,0 +1,157 @@
+"""Diff of two fixture sets or recording directories: the model-upgrade report.
+
+Compares what the traffic contains (block types and their fields, stop reasons, error codes,
+tools called, turns per conversation) and replays every recorded request of both sides through
+the simulator's protocol rules (``simulator.rules``) to list the requests it refuses: a request
+that the API accepted when it was recorded but the simulator now refuses is either drift in the
+client or a rule to revisit.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.cassette import Cassette
+
+from .traffic import TrafficStats, add_cassette, response_message
+
+MAX_LISTED = 50
+
+
+@dataclass
+class Refusal:
+    cassette: str
+    exchange: int
+    rule_id: str
+    message: str
+    #: The recorded response was a refusal too (``expect_rule`` or an HTTP 4xx).
+    recorded_refused: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cassette": self.cassette, "exchange": self.exchange, "rule_id": self.rule_id,
+                "message": self.message, "recorded_refused": self.recorded_refused}
+
+
+@dataclass
+class TrafficSide:
+    stats: TrafficStats = field(default_factory=TrafficStats)
+    refusals: list[Refusal] = field(default_factory=list)
+    #: Why refusals could not be computed (None when they were).
+    refusals_unavailable: str | None = None
+
+
+def _rule_checker() -> tuple[Any, Any] | str:
+    """``(check_request, SimState)`` from the simulator, or the reason it is not available."""
+    try:
+        from simulator.rules import check_request
+        from simulator.state import SimState
+    except ImportError as e:  # pragma: no cover - the simulator ships with the package
+        return f"simulator rules not available ({e})"
+    return check_request, SimState
+
+
+def replay_refusals(cassette: Cassette, check_request: Any, state_factory: Any) -> list[Refusal]:
+    """Run each recorded request, in order, through the rules with the state a replay builds."""
+    from simulator.state import container_param_id
+
+    state = state_factory()
+    out: list[Refusal] = []
+    for ex in cassette.exchanges:
+        body = ex.request_body
+        if not isinstance(body, dict):
+            continue
+        status = ex.response.get("status")
+        recorded_refused = bool(ex.expect_rule) or (isinstance(status, int) and 400 <= status < 500)
+        cid = container_param_id(body)
+        if cid and not recorded_refused and state.container(cid) is None:
+            state.seed_container(cid)  # the API knew it: created before this recording
+        headers = {str(k).lower(): str(v) for k, v in (ex.request.get("headers") or {}).items()}
+        try:
+            violations = check_request(body, headers, state)
+        except Exception as e:  # a rule crashing on odd traffic must not kill the report
+            violations = []
+            out.append(Refusal(cassette.id, ex.index, "<rule crashed>", repr(e), recorded_refused))
+        out += [Refusal(cassette.id, ex.index, v.rule_id, v.message, recorded_refused)
+                for v in violations]
+        if violations or recorded_refused:
+            continue
+        try:
+            state.on_request_served(body)
+            message, _ = response_message(ex)
+            if message is not None:
+                state.on_response(message)
+        except Exception:  # state bookkeeping is best effort for a diff
+            pass
+    return out
+
+
+def collect_side(cassettes: Iterable[Cassette], *, refusals: bool = True) -> TrafficSide:
+    side = TrafficSide()
+    checker = _rule_checker() if refusals else "not requested"
+    if isinstance(checker, str):
+        side.refusals_unavailable = checker
+    for c in cassettes:
+        add_cassette(side.stats, c)
+        if not isinstance(checker, str):
+            side.refusals += replay_refusals(c, *checker)
+    return side
+
+
+def _distribution(a: Counter[str], b: Counter[str]) -> dict[str, Any]:
+    ta, tb = sum(a.values()), sum(b.values())
+    rows = {}
+    for k in sorted(set(a) | set(b)):
+        rows[k] = {"a": a.get(k, 0), "b": b.get(k, 0),
+                   "a_share": round(a.get(k, 0) / ta, 4) if ta else 0.0,
+                   "b_share": round(b.get(k, 0) / tb, 4) if tb else 0.0}
+    return {"appeared": sorted(set(b) - set(a)), "vanished": sorted(set(a) - set(b)),
+            "counts": rows, "total": {"a": ta, "b": tb}}
+
+
+def _fields(a: TrafficStats, b: TrafficStats) -> dict[str, Any]:
+    out = {}
+    for btype in sorted(set(a.block_fields) & set(b.block_fields)):
+        fa, fb = a.block_fields[btype], b.block_fields[btype]
+        if fa != fb:
+            out[btype] = {"appeared": sorted(fb - fa), "vanished": sorted(fa - fb)}
+    return out
+
+
+def _refusal_summary(side: TrafficSide) -> dict[str, Any]:
+    if side.refusals_unavailable:
+        return {"available": False, "reason": side.refusals_unavailable}
+    unexpected = [r for r in side.refusals if not r.recorded_refused]
+    return {"available": True,
+            "by_rule": dict(sorted(Counter(r.rule_id for r in side.refusals).items())),
+            "accepted_when_recorded": len(unexpected),
+            "examples": [r.to_json() for r in unexpected[:MAX_LISTED]]}
+
+
+def diff_traffic(a: TrafficSide, b: TrafficSide, *, a_label: str = "A",
+                 b_label: str = "B") -> dict[str, Any]:
+    sa, sb = a.stats, b.stats
+    ta, tb = sa.to_json()["turns"], sb.to_json()["turns"]
+    ra, rb = _refusal_summary(a), _refusal_summary(b)
+    newly: list[str] = []
+    if ra["available"] and rb["available"]:
+        newly = sorted(set(rb["by_rule"]) - set(ra["by_rule"]))
+    return {
+        "kind": "traffic",
+        "a": {"path": a_label, "cassettes": sa.cassettes, "exchanges": sa.exchanges,
+              "models": dict(sorted(sa.models.items()))},
+        "b": {"path": b_label, "cassettes": sb.cassettes, "exchanges": sb.exchanges,
+              "models": dict(sorted(sb.models.items()))},
+        "block_types": _distribution(sa.block_types, sb.block_types),
+        "block_fields": _fields(sa, sb),
+        "request_block_types": _distribution(sa.request_block_types, sb.request_block_types),
+        "stop_reasons": _distribution(sa.stop_reasons, sb.stop_reasons),
+        "error_codes": _distribution(sa.error_codes, sb.error_codes),
+        "api_errors": _distribution(sa.api_errors, sb.api_errors),
+        "tools_called": _distribution(sa.tools_called, sb.tools_called),
+        "tool_types": _distribution(sa.tool_types, sb.tool_types),
+        "turns": {"a": ta, "b": tb},
+        "refusals": {"a": ra, "b": rb, "newly_refused_rules": newly},
+    }
