@@ -214,3 +214,16 @@ def test_result_records_carry_catalog_statement(tmp_path: Path, monkeypatch: pyt
     assert d["results"][0]["source"]["document"] == "PROTOCOL.md"
     load_results(tmp_path / "results.json")
     assert json.loads(json.dumps(d)) == d
+
+
+def test_harness_error_on_info_check_does_not_block(tmp_path: Path) -> None:
+    """Same rule as the runner's exit code: only gating checks (MUST; SHOULD with --strict) block."""
+    r = sample_results()[2]  # the INFO check
+    r.outcome, r.message = Outcome.ERROR, "check raised KeyError"
+    d = sample_doc(tmp_path, results=[r])
+    assert d["summary"]["blocking"] == 0 and d["summary"]["verdict"] == "pass"
+    xml = render_junit(d)
+    _xsd().validate(xml)
+    skipped = ET.fromstring(xml).find(".//testcase/skipped")
+    assert skipped is not None and "INFO harness error (does not fail the run)" in (
+        skipped.get("message") or "")

@@ -15,6 +15,8 @@ from typing import Any
 
 from conformance.results import CheckResult, Outcome
 
+from .results_file import gating
+
 
 class BaselineError(ValueError):
     """A baseline file that cannot be read: which file, which line, what is wrong."""
@@ -124,8 +126,8 @@ def apply_baseline(results: Iterable[CheckResult], baseline: Baseline, *,
                    strict: bool = False) -> BaselineVerdict:
     """Split a run's failures into known and new, and find stale baseline entries.
 
-    A failure is *new* when it would fail the run (MUST fail, SHOULD fail under ``strict``, or a
-    harness error) and no entry lists it. Listed SHOULD/INFO failures count as known too.
+    A failure (or harness error) is *new* when it would fail the run (a MUST check, a SHOULD one
+    under ``strict``) and no entry lists it. Listed SHOULD/INFO failures count as known too.
     """
     results = list(results)
     verdict = BaselineVerdict()
@@ -134,7 +136,7 @@ def apply_baseline(results: Iterable[CheckResult], baseline: Baseline, *,
             continue
         if any(e.matches(r) for e in baseline.entries):
             verdict.known.append(r)
-        elif r.outcome is Outcome.ERROR or r.severity == "MUST" or (strict and r.severity == "SHOULD"):
+        elif gating(r.severity, strict=strict):
             verdict.new.append(r)
     for e in baseline.entries:
         matched = [r for r in results if e.matches(r)]

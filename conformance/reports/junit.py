@@ -3,11 +3,11 @@
 One ``<testsuite>`` per subject, one ``<testcase>`` per check (``classname`` = subject.family,
 ``name`` = check id). A red test case means what the exit code means:
 
-- ``<failure>``: a MUST failure (a SHOULD failure too under ``--strict``), not in the baseline;
-- ``<error>``: the harness broke on this case;
-- ``<skipped>``: skipped checks, failures of checks that do not gate the run (SHOULD/INFO without
-  ``--strict``) and expected failures listed in the baseline; the message says which, and the
-  full text is in ``<system-out>``.
+- ``<failure>``: a MUST check failed (a SHOULD one too under ``--strict``), not in the baseline;
+- ``<error>``: the harness broke on such a check;
+- ``<skipped>``: skipped checks, failures and harness errors of checks that do not gate the run
+  (SHOULD/INFO without ``--strict``) and expected failures listed in the baseline; the message
+  says which, and the full text is in ``<system-out>``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from .baseline import BaselineVerdict
 from .render_common import format_value, is_known, per_subject, reproducer_text
+from .results_file import gating
 
 _DATETIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d)?")
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -46,32 +47,26 @@ def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None) -> t
         "time": f"{float(r.get('duration') or 0):.3f}"})
     outcome = r["outcome"]
     summary = _x((r.get("message") or "").strip().splitlines()[0][:500]) if r.get("message") else ""
-    kind = "pass"
+    if outcome == "pass":
+        return case, "pass"
     if outcome == "skip":
         ET.SubElement(case, "skipped", {"message": summary or "skipped"})
-        kind = "skip"
-    elif outcome == "error":
-        el = ET.SubElement(case, "error", {"message": summary or "harness error", "type": "error"})
+        return case, "skip"
+    what = "harness error" if outcome == "error" else "not met"
+    if is_known(r, verdict):
+        note = f"expected failure (baseline): {summary}"
+    elif not gating(r["severity"], strict=strict):
+        unless = "" if r["severity"] == "INFO" else " without --strict"
+        note = f"{r['severity']} {what} (does not fail the run{unless}): {summary}"
+    else:
+        tag = "error" if outcome == "error" else "failure"
+        el = ET.SubElement(case, tag, {"message": summary or what,
+                                       "type": "harness" if outcome == "error" else r["severity"]})
         el.text = _details(r)
-        kind = "error"
-    elif outcome == "fail":
-        gating = r["severity"] == "MUST" or (strict and r["severity"] == "SHOULD")
-        if is_known(r, verdict):
-            ET.SubElement(case, "skipped", {"message": f"expected failure (baseline): {summary}"})
-            kind = "skip"
-        elif not gating:
-            ET.SubElement(case, "skipped", {
-                "message": f"{r['severity']} not met (does not fail the run"
-                           f"{'' if r['severity'] == 'INFO' else ' without --strict'}): {summary}"})
-            kind = "skip"
-        else:
-            el = ET.SubElement(case, "failure", {"message": summary or "check failed",
-                                                 "type": r["severity"]})
-            el.text = _details(r)
-            kind = "failure"
-        if kind == "skip":
-            ET.SubElement(case, "system-out").text = _details(r)
-    return case, kind
+        return case, tag
+    ET.SubElement(case, "skipped", {"message": note})
+    ET.SubElement(case, "system-out").text = _details(r)
+    return case, "skip"
 
 
 def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from .baseline import BaselineVerdict
+from .results_file import gating
 
 SEVERITY_ORDER = {"MUST": 0, "SHOULD": 1, "INFO": 2}
 OUTCOMES = ("pass", "fail", "skip", "error")
@@ -32,18 +33,16 @@ def is_known(r: dict[str, Any], verdict: BaselineVerdict | None) -> bool:
 def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> list[dict[str, Any]]:
     """Failing and erroring results, the ones that fail the run first, then by severity and id.
 
-    Order: blocking MUST failures, harness errors, SHOULD, INFO, then known (baseline) failures.
+    Order: blocking failures, blocking harness errors, SHOULD, INFO, then known (baseline) ones.
     """
     strict = bool(doc["run"].get("strict"))
 
     def rank(r: dict[str, Any]) -> tuple[int, int, int, str, str]:
         known = is_known(r, verdict)
-        if r["outcome"] == "error":
-            group = 1
-        elif r["severity"] == "MUST" or (strict and r["severity"] == "SHOULD"):
-            group = 0
-        else:
+        if not gating(r["severity"], strict=strict):
             group = 2
+        else:
+            group = 1 if r["outcome"] == "error" else 0
         return (int(known), group, SEVERITY_ORDER.get(r["severity"], 3), r["check_id"],
                 r["subject"])
 

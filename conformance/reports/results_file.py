@@ -52,13 +52,18 @@ def suite_metadata() -> dict[str, Any]:
     }
 
 
+def gating(severity: str, *, strict: bool = False) -> bool:
+    """Does a check of this severity decide the run? MUST always, SHOULD under ``--strict``."""
+    return severity == "MUST" or (strict and severity == "SHOULD")
+
+
 def is_blocking(result: dict[str, Any], *, strict: bool = False) -> bool:
-    """Does this result fail the run? MUST fails (SHOULD too under strict) and harness errors."""
-    if result["outcome"] == Outcome.ERROR.value:
-        return True
-    if result["outcome"] != Outcome.FAIL.value:
-        return False
-    return result["severity"] == "MUST" or (strict and result["severity"] == "SHOULD")
+    """Does this result fail the run? A gating check that failed or hit a harness error.
+
+    The same rule as the runner's ``RunSummary.blocking()``, so exit code and report agree.
+    """
+    return (result["outcome"] in (Outcome.FAIL.value, Outcome.ERROR.value)
+            and gating(result["severity"], strict=strict))
 
 
 def summarise(results: Iterable[dict[str, Any]], *, strict: bool, complete: bool) -> dict[str, Any]:
