@@ -151,7 +151,14 @@ def run_rules(ctx: RuleContext, rules: Iterable[Rule]) -> list[Violation]:
     """Every violation of ``rules`` by the request in ``ctx``, in rule order."""
     out = []
     for r in rules:
-        msg = r.check(ctx)
+        try:
+            msg = r.check(ctx)
+        except Exception as e:  # noqa: BLE001  never a traceback for client input
+            # A malformed request the schema rule already reports can trip a later rule; say so
+            # in the notes (a simulator bug when the request is otherwise valid) and go on.
+            ctx.notes.append(f"rule {r.id} could not judge this request: "
+                             f"{type(e).__name__}: {e}")
+            continue
         if msg is not None:
             out.append(Violation(r.id, msg, r.status, r.error_type))
     return out

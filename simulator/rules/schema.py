@@ -24,18 +24,22 @@ def _validator() -> Any:
     return getattr(mod, "validate", None)
 
 
+def _api_path(pointer: str) -> str:
+    """``/messages/0/content`` → ``messages.0.content`` (how the API names a field)."""
+    return ".".join(p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/") if p)
+
+
 def _first_error(result: Any) -> str | None:
-    if result is None or result is True:
-        return None
-    if isinstance(result, str):
-        return result or None
-    if isinstance(result, list | tuple):
-        return str(result[0]) if result else None
-    errors = getattr(result, "errors", None)
-    if errors is not None:
-        return _first_error(list(errors))
-    if getattr(result, "ok", True) is False or getattr(result, "valid", True) is False:
-        return str(result)
+    """The first error-level violation that no other (more precise) rule answers."""
+    from .base import RULES
+    for v in result or []:
+        if getattr(v, "severity", "error") != "error":
+            continue
+        if getattr(v, "rule", None) in RULES and v.rule != "request.schema":
+            continue  # that rule gives the API's own message
+        where = _api_path(str(getattr(v, "pointer", "")))
+        msg = str(getattr(v, "message", v))
+        return f"{where}: {msg}" if where else msg
     return None
 
 
@@ -47,8 +51,4 @@ def request_schema(ctx: RuleContext) -> str | None:
     if validate is None:
         ctx.notes.append(SKIPPED_NOTE)
         return None
-    try:
-        result = validate(dict(ctx.body), "request", strict=False)
-    except ValueError as e:  # a validator that raises (e.g. jsonschema.ValidationError)
-        return str(getattr(e, "message", None) or e)
-    return _first_error(result)
+    return _first_error(validate(dict(ctx.body), "request", strict=False))

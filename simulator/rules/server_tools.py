@@ -51,13 +51,11 @@ def resend_assistant_content(ctx: RuleContext) -> str | None:
     if paused is None:
         return None
     a = ctx.last_assistant_index()
-    if a is None:
-        return PAUSE_TURN.format(missing="the paused assistant content")
-    ids = {str(b.get("id")) for b in ctx.content(a) if b.get("id")}
+    ids = {str(b.get("id")) for b in ctx.content(a) if b.get("id")} if a is not None else set()
     missing = sorted(paused.server_tool_use_ids - ids)
     if missing:
         return PAUSE_TURN.format(missing=", ".join(f"`{m}`" for m in missing))
-    if not paused.server_tool_use_ids and a != len(ctx.messages) - 1:
+    if not paused.server_tool_use_ids and (a is None or a != len(ctx.messages) - 1):
         return PAUSE_TURN.format(missing="the paused assistant content")
     return None
 
