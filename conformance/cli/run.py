@@ -41,6 +41,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="an out-of-process text editor tool, in any language")
     g.add_argument("--editor-type", default=None, metavar="T",
                    help="the text editor tool type (default text_editor_20250728)")
+    g.add_argument("--editor-max-characters", type=int, default=None, metavar="N",
+                   help="the max_characters the editor subjects are configured with "
+                        "(text_editor_20250728; enables the truncation check)")
     g.add_argument("--all-reference", action="store_true",
                    help="also run every bundled reference subject")
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
@@ -64,15 +67,22 @@ def build_subjects(args: argparse.Namespace) -> list[Any]:
 
     subjects: list[Any] = []
     types = {"bash": args.bash_type, "editor": args.editor_type}
+    options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
+    if args.editor_max_characters is not None:
+        if args.editor_max_characters < 1:
+            raise UsageError("--editor-max-characters: give a positive number of characters")
+        options["editor"]["max_characters"] = args.editor_max_characters
     for family in FAMILIES:
         for spec in getattr(args, family):
-            subjects.append(subject_from_option(spec, family=family, tool_type=types[family]))
+            subjects.append(subject_from_option(spec, family=family, tool_type=types[family],
+                                                options=options[family]))
         for cmd in getattr(args, f"{family}_cmd"):
-            subjects.append(command_subject(cmd, family=family, tool_type=types[family]))
+            subjects.append(command_subject(cmd, family=family, tool_type=types[family],
+                                            options=options[family]))
     if args.all_reference:
         for name, ref in REFERENCE_SUBJECTS.items():
-            subjects.append(factory_subject(ref.spec, family=ref.family,
-                                            tool_type=ref.tool_type, name=name))
+            subjects.append(factory_subject(ref.spec, family=ref.family, tool_type=ref.tool_type,
+                                            name=name, options=dict(ref.options)))
     if not subjects:
         raise UsageError("no subject to run; name one with --bash SPEC, --bash-cmd CMD, "
                          "--editor SPEC, --editor-cmd CMD, or use --all-reference")

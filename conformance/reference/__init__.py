@@ -1,12 +1,14 @@
 """Reference subjects bundled with the suite: what ``tooluse run --all-reference`` and
 ``nox -s conformance`` run against. Each passes every MUST and SHOULD check of its tool type.
 
-Add one entry per subject (one per editor version): name -> (family, tool_type, spec).
+Add one entry per subject (one per editor version): name -> (family, tool_type, spec[, options]).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 
 class ReferenceSubject(NamedTuple):
@@ -15,6 +17,8 @@ class ReferenceSubject(NamedTuple):
     tool_type: str
     #: ``module:attr`` factory.
     spec: str
+    #: Tool-definition options it is configured with (e.g. ``{"max_characters": 2000}``).
+    options: Mapping[str, Any] = MappingProxyType({})
 
 
 REFERENCE_SUBJECTS: dict[str, ReferenceSubject] = {

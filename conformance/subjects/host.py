@@ -51,12 +51,14 @@ def load_attr(spec: str) -> Any:
     return obj
 
 
-def accepts_timeout(factory: Any) -> bool:
+def accepts_keyword(factory: Any, name: str) -> bool:
+    """Does ``factory`` take ``name=`` (a parameter of that name, or ``**kwargs``)?"""
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "timeout" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    return any((p.name == name and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+               or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def _jsonable(value: Any) -> Any:
@@ -101,10 +103,13 @@ class Host:
             return self.loop.run_until_complete(value)
         return value
 
-    def start(self, spec: str, workdir: Path, timeout: float) -> bool:
+    def start(self, spec: str, workdir: Path, timeout: float,
+              options: dict[str, Any] | None = None) -> bool:
         try:
             factory = load_attr(spec)
-            kwargs = {"timeout": timeout} if accepts_timeout(factory) else {}
+            kwargs: dict[str, Any] = dict(options or {})
+            if accepts_keyword(factory, "timeout"):
+                kwargs["timeout"] = timeout
             self.handler = self.resolve(factory(workdir, **kwargs))
             if not callable(self.handler):
                 raise TypeError(f"the factory returned a {type(self.handler).__name__}, which is "
@@ -163,7 +168,8 @@ def main() -> int:
     host = Host(proto_out)
     workdir = Path(os.environ.get("TOOLUSE_WORKDIR", os.getcwd()))
     if not host.start(os.environ["TOOLUSE_SPEC"], workdir,
-                      float(os.environ.get("TOOLUSE_TIMEOUT", "30"))):
+                      float(os.environ.get("TOOLUSE_TIMEOUT", "30")),
+                      json.loads(os.environ.get("TOOLUSE_OPTIONS", "{}"))):
         return 3
     reader = _LineReader(proto_in)
     while (line := reader.readline()) is not None:

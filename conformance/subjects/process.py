@@ -50,7 +50,8 @@ class ProcessSession:
     def __init__(self, argv: Sequence[str], *, workdir: Path, tool_type: str, timeout: float,
                  env: Mapping[str, str] | None = None, handshake: bool = False,
                  start_timeout: float = 20.0, label: str = "subject",
-                 case_deadline: float | None = None) -> None:
+                 case_deadline: float | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         self.workdir = workdir
         self.tool_type = tool_type
         self.timeout = timeout
@@ -60,6 +61,11 @@ class ProcessSession:
         #: Processes the subject left running after close (pid and command line).
         self.leaked: list[ProcInfo] | None = None
         self.label = label
+        #: The subject's tool-definition options; each is also an attribute (``max_characters``).
+        self.options = dict(options or {})
+        for key, value in self.options.items():
+            if key.isidentifier() and not hasattr(self, key):
+                setattr(self, key, value)
         self._case = Deadline(case_deadline)
         self._closed = False
         self._stderr: deque[bytes] = deque(maxlen=64)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from conformance.cli import UsageError
 from conformance.results import SubjectInfo
-from conformance.subjects.host import load_attr
+from conformance.subjects.host import accepts_keyword, load_attr
 from conformance.subjects.process import ProcessSession
 
 Kind = Literal["factory", "command"]
@@ -106,6 +106,10 @@ class Subject:
     tool_type: str
     spec: str
     kind: Kind = "factory"
+    #: Tool-definition options the subject is configured with (e.g. ``max_characters``): passed
+    #: to the factory as keywords, to commands as ``TOOLUSE_<NAME>``, and readable by checks as
+    #: session attributes (``s.max_characters``).
+    options: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def info(self) -> SubjectInfo:
@@ -120,26 +124,34 @@ class Subject:
     def open(self, workdir: Path, *, timeout: float,
              case_deadline: float | None = None) -> ProcessSession:
         """Start the subject for one test case (raises ``SubjectStartError``)."""
-        env: dict[str, str] = {}
+        env = {f"TOOLUSE_{k.upper()}": str(v) for k, v in self.options.items()}
         if self.kind == "factory":
             env["TOOLUSE_SPEC"] = self.spec
+            env["TOOLUSE_OPTIONS"] = json.dumps(self.options)
             paths = [str(Path(p).resolve()) if p else str(Path.cwd()) for p in sys.path]
             env["TOOLUSE_SYS_PATH"] = json.dumps(paths)
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
                               timeout=timeout, env=env, handshake=self.kind == "factory",
-                              label=f"subject {self.name}", case_deadline=case_deadline)
+                              label=f"subject {self.name}", case_deadline=case_deadline,
+                              options=self.options)
 
 
 def factory_subject(spec: str, *, family: str, tool_type: str | None = None,
-                    name: str | None = None) -> Subject:
+                    name: str | None = None, options: dict[str, Any] | None = None) -> Subject:
     """A ``module:attr`` subject, resolved now so that a bad spec fails before the run."""
     tool_type = check_tool_type(family, tool_type)
-    resolve_factory(spec)
-    return Subject(name or spec, family, tool_type, spec, "factory")
+    factory = resolve_factory(spec)
+    options = dict(options or {})
+    for key in options:
+        if not accepts_keyword(factory, key):
+            raise UsageError(f"subject {spec!r} is configured with {key}={options[key]!r} but its "
+                             f"factory takes no {key!r} keyword; add the parameter or drop the "
+                             "option")
+    return Subject(name or spec, family, tool_type, spec, "factory", options)
 
 
 def command_subject(command: str, *, family: str, tool_type: str | None = None,
-                    name: str | None = None) -> Subject:
+                    name: str | None = None, options: dict[str, Any] | None = None) -> Subject:
     """An out-of-process subject in any language: a command line run by ``/bin/sh -c``."""
     tool_type = check_tool_type(family, tool_type)
     try:
@@ -150,10 +162,12 @@ def command_subject(command: str, *, family: str, tool_type: str | None = None,
     if not words:
         raise UsageError("the subject command is empty; give the command that starts your tool, "
                          "e.g. --bash-cmd 'node my_bash.js'")
-    return Subject(name or f"cmd:{Path(words[0]).name}", family, tool_type, command, "command")
+    return Subject(name or f"cmd:{Path(words[0]).name}", family, tool_type, command, "command",
+                   dict(options or {}))
 
 
-def subject_from_option(value: str, *, family: str, tool_type: str | None = None) -> Subject:
+def subject_from_option(value: str, *, family: str, tool_type: str | None = None,
+                        options: dict[str, Any] | None = None) -> Subject:
     """``--bash VALUE``: a bundled reference subject's name, or a ``module:attr`` spec."""
     from conformance.reference import REFERENCE_SUBJECTS
 
@@ -162,9 +176,9 @@ def subject_from_option(value: str, *, family: str, tool_type: str | None = None
         if ref.family != family:
             raise UsageError(f"{value!r} is a {ref.family} reference subject, not {family}")
         return factory_subject(ref.spec, family=family, tool_type=tool_type or ref.tool_type,
-                               name=value)
+                               name=value, options={**ref.options, **(options or {})})
     if ":" not in value:
         names = ", ".join(n for n, r in REFERENCE_SUBJECTS.items() if r.family == family)
         raise UsageError(f"{value!r} is neither module:attr nor a reference subject; use "
                          f"module:attr, path/to/file.py:attr, or one of: {names}")
-    return factory_subject(value, family=family, tool_type=tool_type)
+    return factory_subject(value, family=family, tool_type=tool_type, options=options)
