@@ -6,7 +6,7 @@ A cassette is one JSON file holding one scenario (see ``docs/cassette-format.md`
      "tools": [...], "streamed": false, "tags": {...}, "exchanges": [
         {"request": {"method", "path", "headers", "query", "body"},
          "response": {"status", "headers", "body"} | {"status", "headers", "events": [...]},
-         "expect_rule": "rule.id"?}]}
+         "expect_rule": "rule.id"?, "at": "RFC 3339"?}], "clock_start": "RFC 3339"?}
 
 No other code reads fixture files: everything goes through :func:`load_cassette` and
 :func:`iter_corpus`, which raise :class:`CassetteError` naming the file and the JSON pointer.
@@ -40,6 +40,8 @@ class Exchange:
     response: dict[str, Any]
     expect_rule: str | None = None
     index: int = 0
+    #: Simulated time the request is sent (RFC 3339); the replay clock moves to it first.
+    at: str | None = None
 
     @property
     def is_stream(self) -> bool:
@@ -62,6 +64,8 @@ class Cassette:
     streamed: bool = False
     tags: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    #: Simulated time of the first exchange (RFC 3339); None: the replayer's own clock.
+    clock_start: str | None = None
 
     @property
     def family(self) -> str:
@@ -120,7 +124,10 @@ def parse_cassette(data: Any, path: str | Path = "<memory>") -> Cassette:
         _require(resp, "status", int, path, f"{ptr}/response")
         if "events" in resp and not isinstance(resp["events"], list):
             raise CassetteError(path, f"{ptr}/response/events", "'events' must be a list")
-        exchanges.append(Exchange(req, resp, ex.get("expect_rule"), i))
+        at = ex.get("at")
+        if at is not None and not isinstance(at, str):
+            raise CassetteError(path, f"{ptr}/at", "'at' must be an RFC 3339 timestamp string")
+        exchanges.append(Exchange(req, resp, ex.get("expect_rule"), i, at))
     tools = data.get("tools", [])
     if not isinstance(tools, list):
         raise CassetteError(path, "/tools", "'tools' must be a list")
@@ -128,6 +135,7 @@ def parse_cassette(data: Any, path: str | Path = "<memory>") -> Cassette:
         id=cid, title=title, source=sources, model=data.get("model"), tools=tools,
         exchanges=exchanges, path=Path(path) if not isinstance(path, Path) else path,
         streamed=bool(data.get("streamed", False)), tags=dict(data.get("tags", {})), raw=data,
+        clock_start=data.get("clock_start") if isinstance(data.get("clock_start"), str) else None,
     )
 
 
