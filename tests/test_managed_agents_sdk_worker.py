@@ -95,3 +95,51 @@ def test_environment_worker_serves_sessions_in_turn(tmp_path: Path) -> None:
         live = sim.session(s.id)
         assert live.finished and len(live.results) == 1
     assert sim.violations == []
+
+
+def test_environment_worker_through_the_http_server(tmp_path: Path) -> None:
+    """The same worker over a real socket (``tooluse serve``'s server), session made over HTTP."""
+    import json
+
+    import anthropic
+    import pytest
+
+    server = pytest.importorskip("simulator.server")
+    sim = ManagedAgentsSimulator()
+    base, stop = server.start_server(sim, threaded=True)
+    try:
+        admin = anthropic.Anthropic(api_key="sk-test", base_url=base, max_retries=0)
+        env = admin.beta.environments.create(
+            name="ci", config={"type": "self_hosted"},
+            metadata={"tooluse_environment_key": "envkey-test"})
+        agent = admin.beta.agents.create(name="a", model="claude-opus-5",
+                                         tools=[declaration("get_order_status")])
+        session = admin.beta.sessions.create(
+            agent=agent.id, environment_id=env.id,
+            metadata={"tooluse_scenario": json.dumps([[["get_order_status", {"order_id": "7"}]]])})
+        admin.beta.sessions.events.send(session.id, events=[
+            {"type": "user.message", "content": [{"type": "text", "text": "Where is order 7?"}]}])
+
+        async def main() -> bool:
+            client = AsyncAnthropic(auth_token="envkey-test", base_url=base, max_retries=0)
+            worker = EnvironmentWorker(client, environment_id=env.id,
+                                       environment_key="envkey-test", workdir=tmp_path,
+                                       tools=[get_order_status], memory_sync_interval=None)
+            task = asyncio.create_task(worker.run())
+            try:
+                return await asyncio.to_thread(sim.wait_for,
+                                               lambda: sim.session(session.id).finished, 20)
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                await client.close()
+
+        assert asyncio.run(main())
+        events = list(admin.beta.sessions.events.list(session.id, limit=100))
+        result = next(e for e in events if e.type == "user.custom_tool_result")
+        assert result.content[0].text == "Order 7: shipped"  # type: ignore[union-attr,index]
+        assert events[-1].type == "session.status_idle"
+        assert sim.violations == []
+    finally:
+        sim.close_streams()
+        stop()

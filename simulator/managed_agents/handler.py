@@ -82,15 +82,15 @@ class _Refusal(Exception):
 class ManagedAgentsSimulator:
     """Sessions, events and the self-hosted work API, answering like the API (a ``Handler``).
 
-    ``long_poll``: hold an empty ``work/poll`` open for ``block_ms`` inside the handler (needs a
-    transport that calls handlers off the event loop, such as :class:`.transport.ThreadedAsyncTransport`);
-    otherwise the empty answer is returned with ``delay = block_ms`` so the transport waits instead.
+    The handler blocks by design (long polls, event streams): serve it from threads, as
+    ``tooluse serve`` and :class:`.transport.ThreadedAsyncTransport` do. ``long_poll=False`` answers
+    an empty ``work/poll`` at once with ``delay = block_ms`` so the transport waits instead.
     ``max_tools``: the agent ``tools`` limit (256 per seed 004; PROTOCOL.md "Known discrepancies").
     """
 
     path_prefixes = PATH_PREFIXES
 
-    def __init__(self, *, clock: Clock | None = None, long_poll: bool = False,
+    def __init__(self, *, clock: Clock | None = None, long_poll: bool = True,
                  scenarios: dict[str, Scenario] | None = None, default_scenario: Scenario = EMPTY,
                  require_beta_header: bool = True, max_tools: int = 256) -> None:
         self.store = Store(clock)
@@ -153,6 +153,9 @@ class ManagedAgentsSimulator:
         """Simulate another worker heartbeating the item: the holder's next heartbeat gets 412."""
         with self.store.lock:
             W.take_lease(self.store, self.store.work[work_id])
+
+    def close_streams(self) -> None:
+        self.store.close_streams()
 
     def session(self, session_id: str) -> Session:
         return self.store.sessions[session_id]
@@ -271,7 +274,7 @@ class ManagedAgentsSimulator:
     def _auth_work(self, request: SimRequest, env: Environment) -> None:
         auth = request.headers.get("authorization", "")
         token = auth[7:] if auth.lower().startswith("bearer ") else None
-        if token != env.key:
+        if token is None or (env.key and token != env.key):
             raise self._refuse(WORK_AUTH, "the work API needs `Authorization: Bearer "
                                "<environment key>` for this environment", request)
 
@@ -281,6 +284,13 @@ class ManagedAgentsSimulator:
         body = self._json(request)
         env = self.create_environment(str(body.get("name") or "self-hosted"),
                                       config=body.get("config") or {"type": "self_hosted"})
+        metadata = body.get("metadata") or {}
+        with self.store.lock:
+            env.metadata = {str(k): str(v) for k, v in metadata.items()
+                            if k != "tooluse_environment_key"}
+            # Over HTTP the client cannot learn a generated key: it names one in metadata, or
+            # the environment accepts any bearer token.
+            env.key = str(metadata.get("tooluse_environment_key") or "")
         return self._ok(env.to_json())
 
     def _env_list(self, request: SimRequest) -> SimResponse:
@@ -336,11 +346,25 @@ class ManagedAgentsSimulator:
                 raise _Refusal(api_error(404, None, f"agent {agent_id} not found"))
             self._env(env_id)
             metadata = {str(k): str(v) for k, v in (body.get("metadata") or {}).items()}
-            scenario = self.scenarios.get(metadata.get("tooluse_scenario", ""),
-                                          self.default_scenario)
+            scenario = self._scenario_named(metadata.get("tooluse_scenario"))
             session = S.create_session(self.store, agent, env_id, scenario, metadata=metadata,
                                        title=body.get("title"))
             return self._ok(session.to_json())
+
+    def _scenario_named(self, value: str | None) -> Scenario:
+        """``metadata.tooluse_scenario``: a registered scenario's name, or a JSON script
+        ``[[["tool", {input}], ...], ...]`` (one list of tool uses per turn)."""
+        if not value:
+            return self.default_scenario
+        if value in self.scenarios:
+            return self.scenarios[value]
+        try:
+            turns = json.loads(value)
+            return Scenario.of("metadata", *[[(str(n), dict(i)) for n, i in t] for t in turns])
+        except (ValueError, TypeError, AttributeError):
+            raise _Refusal(api_error(400, None, f"metadata.tooluse_scenario {value!r} is neither a "
+                                     "known scenario nor a JSON list of turns "
+                                     '[[["tool", {"input": 1}]]]')) from None
 
     def _session_list(self, request: SimRequest) -> SimResponse:
         with self.store.lock:

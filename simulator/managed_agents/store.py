@@ -63,6 +63,8 @@ class Store:
         self.violations: list[Violation] = []
         #: Worker ids seen polling, with the time of their last poll.
         self.pollers: dict[str, datetime] = {}
+        #: Live event streams handed out (closed together by :meth:`close_streams`).
+        self.streams: list[Any] = []
         #: Bumped on every change; waiters compare it to see whether anything happened.
         self.version = 0
 
@@ -73,6 +75,14 @@ class Store:
         """Record a change and wake every waiter (call with the lock held)."""
         self.version += 1
         self.cond.notify_all()
+
+    def close_streams(self) -> None:
+        """End every live event stream (servers shutting down, harnesses tearing down)."""
+        with self.cond:
+            for stream in self.streams:
+                stream.close()
+            self.streams.clear()
+            self.cond.notify_all()
 
     def work_for_session(self, session_id: str) -> list[WorkItem]:
         return [w for w in self.work.values() if w.session_id == session_id]

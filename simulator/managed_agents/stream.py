@@ -18,8 +18,9 @@ from .store import Store
 
 #: How often a blocked reader wakes to notice :meth:`LiveEvents.close` (seconds).
 WAKE_INTERVAL = 0.05
-#: A ``ping`` after this many seconds without events keeps proxies from closing the stream.
-PING_INTERVAL = 15.0
+#: A ``ping`` after this many seconds without events. Clients skip pings; the point is that the
+#: reading thread returns regularly, so a server notices a client that went away.
+PING_INTERVAL = 1.0
 ENDING = ("session.status_terminated", "session.deleted")
 
 
@@ -29,6 +30,7 @@ class LiveEvents:
         self.session_id = session_id
         self.closed = False
         with store.lock:
+            store.streams.append(self)
             session = store.sessions[session_id]
             self._cursor = len(session.events)
             self._events = session.events
