@@ -69,9 +69,13 @@ def special_characters(s: ToolSession) -> None:
                  documented="the file's lines")
         r = s.call({"command": "str_replace", "path": path, "old_str": "two", "new_str": "2"})
         expect_success(s, r, f"str_replace in {name!r}")
-        r = s.call(insert_input(s, path, 0, "zero\n"))
+        expect_bytes(s, path, b"one\n2\n", f"str_replace in {name!r}")
+        r = s.call(insert_input(s, path, 1, "zero\n"))
         expect_success(s, r, f"insert in {name!r}")
-        expect_bytes(s, path, b"zero\none\n2\n", f"str_replace and insert in {name!r}")
+        got = read(path) or b""
+        if sorted(got.splitlines()) != [b"2", b"one", b"zero"]:
+            fail(s, f"insert in {name!r} did not insert the line", received=got,
+                 documented=b"one\nzero\n2\n")
 
 
 @check("editor.paths.never_executed_by_directory_view", family=FAMILY, severity=Severity.MUST,

@@ -1,0 +1,127 @@
+"""Deliberately broken editors: str_replace, create, insert, undo_edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.reference.editor import REPLACED, EditorError, TextEditor
+from conformance.reference.editor_text import line_count
+
+from .editor_kit import broken
+
+
+@broken("editor.str_replace.replaces_exactly_one_match")
+class RefusesEmptyNewStr(TextEditor):
+    """Treats an empty new_str (a deletion) as missing."""
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        if not new_str:
+            raise EditorError("Error: new_str is required")
+        return super().str_replace(path, raw, old_str, new_str)
+
+
+@broken("editor.str_replace.rejects_no_match")
+class SilentNoMatch(TextEditor):
+    """Reports success when old_str is not in the file."""
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        if old_str.encode() not in self._read(path):
+            return REPLACED
+        return super().str_replace(path, raw, old_str, new_str)
+
+
+@broken("editor.str_replace.rejects_multiple_matches")
+class ReplacesAll(TextEditor):
+    """The seed sample's pitfall: content.replace(old, new) on every match."""
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        data = self._read(path)
+        if data.count(old_str.encode()) > 1:
+            self._write(path, data.replace(old_str.encode(), new_str.encode()), data)
+            return REPLACED
+        return super().str_replace(path, raw, old_str, new_str)
+
+
+@broken("editor.str_replace.whitespace_exact")
+class FuzzyWhitespace(TextEditor):
+    """Retries with old_str stripped of surrounding whitespace when nothing matches."""
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        if old_str.encode() not in self._read(path) and old_str.strip():
+            old_str = old_str.strip()
+        return super().str_replace(path, raw, old_str, new_str)
+
+
+@broken("editor.create.writes_file_text")
+class CreateAddsNewline(TextEditor):
+    """Appends a final newline to file_text."""
+
+    def create(self, path: Path, raw: str, file_text: str) -> str:
+        return super().create(path, raw, file_text if file_text.endswith("\n") else file_text + "\n")
+
+
+@broken("editor.insert.at_start")
+class InsertZeroAfterFirst(TextEditor):
+    """Treats insert_line 0 like 1."""
+
+    def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
+        return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
+
+
+@broken("editor.insert.in_middle")
+class InsertBeforeLine(TextEditor):
+    """Inserts before line N instead of after it, for lines inside the file."""
+
+    def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
+        n = line_count(self._read(path))
+        if isinstance(insert_line, int) and 1 < insert_line < n:
+            insert_line -= 1
+        return super().insert(path, raw, insert_line, text)
+
+
+@broken("editor.insert.at_end")
+class InsertEndBeforeLast(TextEditor):
+    """Inserting after the last line lands before it."""
+
+    def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
+        n = line_count(self._read(path))
+        return super().insert(path, raw, n - 1 if insert_line == n and n > 0 else insert_line,
+                              text)
+
+
+@broken("editor.insert.rejects_past_end")
+class InsertPastEndAppends(TextEditor):
+    """Silently appends when insert_line is past the end (or negative)."""
+
+    def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
+        n = line_count(self._read(path))
+        if isinstance(insert_line, int) and not 0 <= insert_line <= n:
+            insert_line = n
+        return super().insert(path, raw, insert_line, text)
+
+
+@broken("editor.insert.accepts_insert_text")
+class OnlyNewStr(TextEditor):
+    """Knows only the older field name new_str."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.insert_fields = ("new_str",)
+
+
+@broken("editor.undo_edit.restores_previous_content", tool_type="text_editor_20250124")
+class OneLevelUndo(TextEditor):
+    """Remembers only the last edit of each file."""
+
+    def _write(self, path: Path, data: bytes, previous: bytes) -> None:
+        super()._write(path, data, previous)
+        self.history[path] = self.history[path][-1:]
+
+
+@broken("editor.undo_edit.refused_without_undo")
+class UndoEverywhere(TextEditor):
+    """Accepts undo_edit on every version."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.commands = (*self.commands, "undo_edit")

@@ -1,0 +1,63 @@
+"""Deliberately broken editors: error handling."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from conformance.reference.editor import TextEditor
+
+from .editor_kit import broken
+
+
+@broken("editor.errors.missing_file")
+class EmptyForMissing(TextEditor):
+    """Shows a missing file as empty."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if not path.exists():
+            return ""
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.errors.flagged_is_error")
+class ErrorsAsSuccess(TextEditor):
+    """Returns error texts with is_error false."""
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {**super().__call__(tool_input), "is_error": False}
+
+
+@broken("editor.errors.documented_texts")
+class OwnErrorTexts(TextEditor):
+    """Words its errors its own way."""
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        out = super().__call__(tool_input)
+        if out["is_error"]:
+            text = str(out["content"]).replace("File not found", "ENOENT")
+            text = text.replace("No match found for replacement", "old_str not in file")
+            out["content"] = re.sub(r"Found (\d+) matches for replacement text",
+                                    r"old_str is ambiguous (\1 hits)", text)
+        return out
+
+
+@broken("editor.errors.invalid_input_answered")
+class CreateDefaultsEmpty(TextEditor):
+    """create without file_text writes an empty file (``file_text or ""``)."""
+
+    def _dispatch(self, tool_input: dict[str, Any]) -> str:
+        if tool_input.get("command") == "create" and "file_text" not in tool_input:
+            tool_input = {**tool_input, "file_text": ""}
+        return super()._dispatch(tool_input)
+
+
+@broken("editor.errors.returned_not_raised")
+class RaisesOnBadInput(TextEditor):
+    """Lets KeyError escape on a missing field."""
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        if tool_input.get("command") == "str_replace" and "old_str" not in tool_input:
+            raise KeyError("old_str")
+        return super().__call__(tool_input)

@@ -1,0 +1,55 @@
+"""Deliberately broken editors: paths."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conformance.reference.editor import EditorError, TextEditor
+
+from .editor_kit import broken
+
+
+@broken("editor.paths.special_characters_are_plain")
+class StrictPathCharacters(TextEditor):
+    """Refuses any path with characters outside [A-Za-z0-9._/-]."""
+
+    def _resolve(self, raw: Any) -> Path:
+        if isinstance(raw, str) and not re.fullmatch(r"[A-Za-z0-9._/-]+", raw):
+            raise EditorError(f"Error: invalid path {raw}")
+        return super()._resolve(raw)
+
+
+@broken("editor.paths.never_executed_by_directory_view")
+class ShellDirectoryView(TextEditor):
+    """The published bug: find {path} in a shell, path interpolated."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_dir():
+            out = subprocess.run(f"find {raw} -maxdepth 2 -not -path '*/.*'", shell=True,
+                                 capture_output=True, text=True, timeout=10)
+            return out.stdout
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.paths.never_executed_by_file_commands")
+class ShellMkdir(TextEditor):
+    """create makes parent directories with mkdir -p "{parent}" in a shell."""
+
+    def create(self, path: Path, raw: str, file_text: str) -> str:
+        subprocess.run(f'mkdir -p "{os.path.dirname(raw)}"', shell=True, capture_output=True,
+                       timeout=10)
+        return super().create(path, raw, file_text)
+
+
+@broken("editor.paths.outside_workdir_refused")
+class Unconfined(TextEditor):
+    """Accepts any path on the machine."""
+
+    def _resolve(self, raw: Any) -> Path:
+        if not isinstance(raw, str) or not raw:
+            raise EditorError("Error: path required")
+        return Path(os.path.realpath(raw if os.path.isabs(raw) else self.root / raw))

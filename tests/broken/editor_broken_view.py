@@ -1,0 +1,94 @@
+"""Deliberately broken editors: view, view_range, directories, max_characters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conformance.reference.editor import EditorError, TextEditor, _check_range
+from conformance.reference.editor_text import render_numbered, split_lines, truncate
+
+from .editor_kit import broken
+
+
+@broken("editor.view.returns_file_content")
+class FirstTenLines(TextEditor):
+    """Shows at most the first 10 lines when no view_range is given."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if view_range is None and path.is_file():
+            return render_numbered(split_lines(self._read(path))[:10], 1)
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.line_numbers")
+class NoLineNumbers(TextEditor):
+    """Returns the raw text without line numbers."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_file():
+            lines = split_lines(self._read(path))
+            a, b = (1, len(lines)) if view_range is None else _check_range(view_range, len(lines))
+            return truncate(b"".join(lines[a - 1:b]).decode("utf-8", "replace"),
+                            self.max_characters)
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.view_range_one_based_inclusive")
+class EndExclusive(TextEditor):
+    """Treats the end of view_range as exclusive (a Python slice)."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_file() and view_range is not None and view_range[1] != -1:
+            super().view(path, raw, view_range)  # same validation
+            lines = split_lines(self._read(path))
+            return render_numbered(lines[view_range[0] - 1:view_range[1] - 1], view_range[0])
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.view_range_minus_one_reads_to_end")
+class MinusOneAsSlice(TextEditor):
+    """Uses -1 as a Python slice end, so the last line goes missing."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_file() and view_range is not None and view_range[1] == -1:
+            super().view(path, raw, view_range)
+            lines = split_lines(self._read(path))
+            return render_numbered(lines[view_range[0] - 1:-1], view_range[0])
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.view_range_out_of_range_is_error")
+class ClampsRange(TextEditor):
+    """Clamps any view_range instead of refusing an impossible one."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_file() and view_range is not None:
+            lines = split_lines(self._read(path))
+            _check_range(view_range, 10**9)  # the shape only
+            a = min(max(view_range[0], 1), len(lines) + 1)
+            b = len(lines) if view_range[1] == -1 else min(view_range[1], len(lines))
+            return render_numbered(lines[a - 1:b], a)
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.directory_lists_entries")
+class NoDirectories(TextEditor):
+    """Refuses to view directories."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if path.is_dir():
+            raise EditorError(f"Error: {raw} is a directory")
+        return super().view(path, raw, view_range)
+
+
+@broken("editor.view.max_characters_truncates", tool_type="text_editor_20250728")
+class IgnoresMaxCharacters(TextEditor):
+    """Accepts max_characters and ignores it."""
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        limit, self.max_characters = self.max_characters, None
+        try:
+            return super().view(path, raw, view_range)
+        finally:
+            self.max_characters = limit

@@ -1,0 +1,43 @@
+"""The harness catches each deliberately broken editor with exactly the check it targets."""
+
+from __future__ import annotations
+
+import pytest
+from broken import (  # noqa: F401  (imported to register the broken editors)
+    editor_broken_bytes,
+    editor_broken_edit,
+    editor_broken_errors,
+    editor_broken_paths,
+    editor_broken_view,
+)
+from broken.editor_harness import failing, run_checks
+from broken.editor_kit import BROKEN, Broken, check_applies
+
+import conformance.checks.editor  # noqa: F401
+from conformance.catalog import CATALOG, Severity
+
+MODEL_CHECK = "editor.model.agrees_with_reference_model"
+
+
+@pytest.mark.parametrize("b", BROKEN, ids=lambda b: b.name)
+def test_broken_editor_fails_exactly_its_check(b: Broken) -> None:
+    assert check_applies(b), f"{b.target} does not apply to {b.tool_type}"
+    results = run_checks(b.factory, b.tool_type, exclude={MODEL_CHECK})
+    assert failing(results) == {b.target}, {
+        k: v.failure.message[:300] for k, v in results.items() if v.failure}
+
+
+def test_every_must_editor_check_has_a_broken_editor() -> None:
+    targets = {b.target for b in BROKEN}
+    musts = {c.id for c in CATALOG.values()
+             if c.family == "editor" and c.severity is Severity.MUST and c.id != MODEL_CHECK}
+    assert musts - targets == set()
+
+
+def test_failure_message_shows_received_documented_and_reproducer() -> None:
+    b = next(b for b in BROKEN if b.target == "editor.str_replace.rejects_multiple_matches")
+    out = run_checks(b.factory, b.tool_type, ids={b.target})[b.target]
+    assert out.failure is not None
+    assert "Received:" in out.failure.message and "Documented:" in out.failure.message
+    assert out.failure.reproducer[-1]["command"] == "str_replace"
+    assert out.failure.reproducer[-1]["old_str"] == "x = 1"
