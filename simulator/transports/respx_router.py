@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore2
 import httpx
 import respx
 from respx.mocks import HTTPCoreMocker
 
-from ..http import Handler
+from ..http import Handler, SimRequest, SimResponse
 from .httpx_transport import _respond
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -77,9 +78,25 @@ def side_effect(handler: Handler) -> Any:
     return respond
 
 
+def _under_prefix(handler: Handler, prefix: str) -> Handler:
+    """``handler`` seeing paths relative to a base URL's path (``/anthropic/v1/x`` -> ``/v1/x``)."""
+    if not prefix:
+        return handler
+
+    def relative(request: SimRequest) -> SimResponse:
+        if request.path.startswith(prefix):
+            request.path = request.path[len(prefix):] or "/"
+        return handler(request)
+
+    return relative
+
+
 def add_routes(router: respx.Router, handler: Handler, base_url: str = DEFAULT_BASE_URL) -> respx.Route:
-    """Route everything under ``base_url`` to ``handler``; let other hosts pass through."""
-    route = router.route(url__startswith=base_url.rstrip("/")).mock(side_effect=side_effect(handler))
+    """Route everything under ``base_url`` to ``handler`` (paths relative to it); let other
+    requests pass through."""
+    base_url = base_url.rstrip("/")
+    handler = _under_prefix(handler, urlsplit(base_url).path)
+    route = router.route(url__startswith=base_url).mock(side_effect=side_effect(handler))
     router.route().pass_through()
     return route
 
@@ -88,7 +105,8 @@ def add_routes(router: respx.Router, handler: Handler, base_url: str = DEFAULT_B
 def intercept(handler: Handler, base_url: str = DEFAULT_BASE_URL) -> Iterator[list[respx.MockRouter]]:
     """Patch ``httpx`` and ``httpx2`` so requests under ``base_url`` reach ``handler``.
 
-    Yields the two started routers (``httpx``, ``httpx2``); their ``calls`` record the traffic.
+    Yields the two started routers (``httpx``, ``httpx2``); their ``calls`` record the traffic
+    (until the context ends: respx resets them on exit).
     """
     with ExitStack() as stack:
         routers = []
