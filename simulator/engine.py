@@ -315,7 +315,8 @@ class Simulator:
         m = lookup(model)
         if m is not None and not m.ptc:
             return False
-        for t in body.get("tools") or []:
+        tools = body.get("tools")
+        for t in tools if isinstance(tools, list) else []:
             tv = TOOLS.get(str(t.get("type"))) if isinstance(t, dict) else None
             if tv is not None and tv.repl_state and TOOLS[tv.effective_type(model)].repl_state:
                 return True

@@ -64,8 +64,12 @@ def blocks_of(content: Any) -> list[dict[str, Any]]:
     return []
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _tools_key(r: MatchRequest) -> Any:
-    tools = r.body.get("tools") or []
+    tools = _list(r.body.get("tools"))
     out = []
     for t in tools:
         if isinstance(t, dict):
@@ -74,13 +78,13 @@ def _tools_key(r: MatchRequest) -> Any:
 
 
 def _shape_key(r: MatchRequest) -> Any:
-    msgs = r.body.get("messages") or []
+    msgs = _list(r.body.get("messages"))
     return [(m.get("role"), [b.get("type") for b in blocks_of(m.get("content"))])
             for m in msgs if isinstance(m, dict)]
 
 
 def _answered_key(r: MatchRequest) -> Any:
-    msgs = [m for m in (r.body.get("messages") or []) if isinstance(m, dict)]
+    msgs = [m for m in _list(r.body.get("messages")) if isinstance(m, dict)]
     if not msgs or msgs[-1].get("role") != "user":
         return []
     return sorted(str(b.get("tool_use_id")) for b in blocks_of(msgs[-1].get("content"))

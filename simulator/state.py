@@ -172,7 +172,8 @@ class SimState:
 
     def on_request_served(self, body: Mapping[str, Any]) -> None:
         """A request passed the rules and was answered: clear what it resolved."""
-        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        raw = body.get("messages")
+        msgs = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
         answered: set[str] = set()
         for m in msgs:
             answered |= {str(b.get("tool_use_id")) for b in blocks_of(m.get("content"))

@@ -90,3 +90,33 @@ def post(b: Any, headers: dict[str, str] | None = None, path: str = "/v1/message
 def error_of(resp: SimResponse) -> tuple[int, str, str]:
     assert isinstance(resp.body, dict), resp.body
     return resp.status, resp.body["error"]["type"], resp.body["error"]["message"]
+
+
+def mock_transport(handler: Any) -> Any:
+    """A minimal httpx2.MockTransport around a Handler (tests only; the project's transports
+    live in ``simulator.transports``)."""
+    import httpx2
+
+    def handle(request: Any) -> Any:
+        sim_req = SimRequest(request.method, request.url.path, dict(request.headers),
+                             dict(request.url.params), request.read())
+        resp = handler(sim_req)
+        if resp.drop_after == 0:
+            raise httpx2.RemoteProtocolError("simulated dropped connection", request=request)
+        if resp.is_stream:
+            events = list(resp.events or [])
+            if resp.drop_after is not None:
+                events = events[:resp.drop_after]
+            content = b"".join(e.encode() for e in events)
+        else:
+            content = resp.body_bytes()
+        return httpx2.Response(resp.status, headers=resp.headers, content=content)
+
+    return httpx2.MockTransport(handle)
+
+
+def sdk_client(handler: Any, **kw: Any) -> Any:
+    import anthropic
+    import httpx2
+    return anthropic.Anthropic(api_key="sk-test-not-a-key", base_url="http://simulator.test",
+                               http_client=httpx2.Client(transport=mock_transport(handler)), **kw)

@@ -91,7 +91,8 @@ class RuleContext:
 
     @cached_property
     def messages(self) -> list[dict[str, Any]]:
-        return [m for m in self.body.get("messages") or [] if isinstance(m, dict)]
+        ms = self.body.get("messages")
+        return [m for m in ms if isinstance(m, dict)] if isinstance(ms, list) else []
 
     @cached_property
     def tools(self) -> list[dict[str, Any]]:
