@@ -218,7 +218,7 @@ def _no_ref_anywhere() -> Schema:
                 "pattern": "^[A-Za-z0-9_.-]{1,64}$", RULE: "managed_agents.custom_tool.property_name",
                 MESSAGE: f"property names are 1-64 characters of letters, digits, '_', '.', '-' "
                          f"({_MA_RULES})"}}}},
-            "additionalProperties": {"$ref": "#/$defs/ma_schema_value"},
+            "patternProperties": {"": {"$ref": "#/$defs/ma_schema_value"}},
         },
         "else": {"if": {"type": "array"}, "then": {"items": {"$ref": "#/$defs/ma_schema_value"}}},
     }
