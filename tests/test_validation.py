@@ -153,7 +153,7 @@ def test_server_tool_usage_accepts_both_documented_shapes() -> None:
 
 @pytest.mark.parametrize("reason", [*registry.STOP_REASONS, *registry.BETA_STOP_REASONS])
 def test_every_stop_reason_is_accepted(reason: str) -> None:
-    msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+    msg: dict[str, Any] = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
            "stop_reason": reason, "stop_sequence": None,
            "usage": {"input_tokens": 1, "output_tokens": 1}}
     assert validate(msg, "response", strict=True) == []
