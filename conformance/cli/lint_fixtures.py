@@ -1,0 +1,57 @@
+"""``tooluse lint-fixtures [DIR|FILE]``: lint the fixture corpus (default: the bundled one).
+
+Every cassette must load, validate against the schemas in strict mode, hold no secret, replay
+through the simulator with its own recorded requests (``expect_rule`` exchanges get that rule's
+error), and parse with the ``anthropic`` SDK's types without losing a field. Each problem is
+printed as ``file:pointer: message``. Exit 0 when the corpus is clean, 1 on problems, 2 on usage
+errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from simulator.cassette import CassetteError, default_fixtures_root
+from simulator.lint import STEPS, lint_paths
+
+from . import EXIT_FAIL, EXIT_OK, UsageError
+
+
+def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        name, help="lint fixture cassettes (load, schema, secrets, replay, SDK types)",
+        description=__doc__.split("\n\n")[0])
+    p.add_argument("target", nargs="?", metavar="DIR",
+                   help="a fixtures directory or one cassette file (default: the bundled corpus)")
+    p.add_argument("--skip", action="append", default=[], choices=STEPS[1:], metavar="STEP",
+                   help=f"skip a step (repeatable): one of {', '.join(STEPS[1:])}")
+    p.add_argument("--quiet", "-q", action="store_true", help="print problems only, no summary")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    target = Path(args.target) if args.target else default_fixtures_root()
+    if not target.exists():
+        raise UsageError(f"{target}: no such file or directory; pass a fixtures directory or a "
+                         "cassette file")
+    if target.is_file() and target.suffix != ".json":
+        raise UsageError(f"{target}: a cassette is a .json file")
+    steps = [s for s in STEPS if s not in set(args.skip)]
+    try:
+        report = lint_paths(target, steps)
+    except CassetteError as e:
+        raise UsageError(str(e)) from None
+    for problem in report.problems:
+        print(problem)
+    if not args.quiet:
+        for step, why in sorted(report.skipped.items()):
+            print(f"note: step {step!r} skipped: {why}", file=sys.stderr)
+        files = len({p.path for p in report.problems})
+        verdict = "clean" if report.ok else f"{len(report.problems)} problem(s) in {files} file(s)"
+        print(f"{report.checked} cassette(s) linted: {verdict}", file=sys.stderr)
+    if report.checked == 0:
+        raise UsageError(f"{target}: no cassettes found (*.json)")
+    return EXIT_OK if report.ok else EXIT_FAIL

@@ -1,0 +1,268 @@
+"""The fixture linter: every cassette loads, validates, holds no secret, replays, and parses with
+the ``anthropic`` SDK's own types without losing a field.
+
+Each problem is a :class:`Problem` naming the file, a JSON pointer into it and what is wrong.
+Steps that need a part of the simulator not present in this checkout (schemas, secret scanner,
+replay engine) are skipped with an explicit note in :attr:`LintReport.skipped` rather than passing
+silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cassette import (
+    Cassette,
+    CassetteError,
+    default_fixtures_root,
+    iter_cassette_paths,
+    load_cassette,
+)
+from .lint_replay import check_replay, replay_unavailable
+from .lint_sdk import check_sdk
+from .registry import TOOLS
+from .sources import Source
+
+STEPS = ("load", "identity", "schema", "secrets", "replay", "sdk")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    pointer: str
+    message: str
+    step: str = "load"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.pointer or '/'}: {self.message}"
+
+
+@dataclass
+class LintReport:
+    checked: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    #: step -> why it did not run (a missing module, for instance).
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# --- facts read from the recorded traffic (shared with the coverage table) -------------------
+
+
+@dataclass(frozen=True)
+class CassetteFacts:
+    id: str
+    family: str
+    tool_type: str
+    scenario: str
+    streamed: bool
+    error_codes: frozenset[str]
+    stop_reasons: frozenset[str]
+    rules: frozenset[str]
+    statuses: frozenset[int]
+
+
+def _walk(obj: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k, v
+            yield from _walk(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _walk(v)
+
+
+def _payloads(cassette: Cassette) -> Iterator[Any]:
+    for ex in cassette.exchanges:
+        if "events" in ex.response:
+            for ev in ex.response["events"]:
+                yield ev.get("data") if isinstance(ev, dict) else None
+        else:
+            yield ex.response.get("body")
+
+
+def cassette_facts(cassette: Cassette) -> CassetteFacts:
+    """Error codes, stop reasons, rejected rules and statuses as the responses show them."""
+    codes: set[str] = set()
+    stops: set[str] = set()
+    for payload in _payloads(cassette):
+        for key, val in _walk(payload):
+            if key == "error_code" and isinstance(val, str):
+                codes.add(val)
+            elif key == "stop_reason" and isinstance(val, str):
+                stops.add(val)
+            elif key == "stop_reason" and isinstance(val, dict) and isinstance(val.get("type"), str):
+                stops.add(val["type"])  # Managed Agents: session.status_idle stop_reason
+    rules = {ex.expect_rule for ex in cassette.exchanges if ex.expect_rule}
+    statuses = {int(ex.response["status"]) for ex in cassette.exchanges}
+    parts = cassette.id.split("/")
+    return CassetteFacts(
+        id=cassette.id, family=cassette.family,
+        tool_type=str(cassette.tags.get("tool_type") or (parts[1] if len(parts) > 1 else "")),
+        scenario=str(cassette.tags.get("scenario") or parts[-1]), streamed=cassette.streamed,
+        error_codes=frozenset(codes), stop_reasons=frozenset(stops), rules=frozenset(rules),
+        statuses=frozenset(statuses))
+
+
+# --- steps ----------------------------------------------------------------------------------
+
+_KNOWN_TOOL_DIRS = {"messages", "sessions"}
+
+
+def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
+    """The id matches the file path; tags agree with the traffic; sources cite real documents."""
+    if root is not None and c.path is not None:
+        try:
+            rel = c.path.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None and rel != c.id:
+            yield "/id", f"id {c.id!r} does not match the file path {rel!r}; rename one of them"
+    parts = c.id.split("/")
+    if len(parts) != 3:
+        yield "/id", f"id {c.id!r} must be <family>/<tool_type>/<scenario>"
+    elif parts[1] not in TOOLS and parts[1] not in _KNOWN_TOOL_DIRS:
+        yield "/id", f"tool type {parts[1]!r} is not in simulator.registry.TOOLS"
+    for i, s in enumerate(c.source):
+        try:
+            Source(s["document"], s["section"], s.get("tag", "D"))
+        except (ValueError, TypeError) as e:
+            yield f"/source/{i}", str(e)
+        if s.get("tag", "D") not in ("D", "S", "I", "3P", "?"):
+            yield f"/source/{i}/tag", f"unknown tag {s.get('tag')!r}; use D, S, I, 3P or ?"
+    facts = cassette_facts(c)
+    for key, seen in (("error_codes", facts.error_codes), ("stop_reasons", facts.stop_reasons),
+                      ("rules", facts.rules)):
+        if key in c.tags and set(c.tags[key]) != set(seen):
+            yield f"/tags/{key}", (f"tags say {sorted(c.tags[key])} but the exchanges show "
+                                   f"{sorted(seen)}")
+    for i, ex in enumerate(c.exchanges):
+        if ex.expect_rule and ex.response.get("status") != 400:
+            yield f"/exchanges/{i}/response/status", "an expect_rule exchange must record the rule's 400"
+        wants_stream = isinstance(ex.request.get("body"), dict) and ex.request["body"].get("stream")
+        if wants_stream and ex.response.get("status") == 200 and "events" not in ex.response:
+            yield f"/exchanges/{i}/response", "the request asks for stream: true but no events are recorded"
+
+
+def _optional(modname: str, attr: str) -> Callable[..., Any] | str:
+    """The callable, or the reason it is unavailable."""
+    try:
+        mod = importlib.import_module(modname)
+    except ModuleNotFoundError as e:
+        if e.name == modname:
+            return f"{modname} is not in this checkout yet"
+        raise
+    fn = getattr(mod, attr, None)
+    return fn if callable(fn) else f"{modname}.{attr} is missing"
+
+
+def _as_problems(found: Any, default_ptr: str = "/") -> Iterator[tuple[str, str]]:
+    """Normalise what a validator/scanner returns: None, an iterable of errors or strings."""
+    if not found:
+        return
+    items = found if isinstance(found, list | tuple | set) or hasattr(found, "__next__") else [found]
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2:  # find_secrets: (pointer, kind)
+            yield str(item[0] or default_ptr), str(item[1])
+            continue
+        if getattr(item, "severity", "error") != "error":
+            continue  # notes (lenient tolerances) are not problems
+        ptr = getattr(item, "pointer", None) or (item.get("pointer") if isinstance(item, dict) else None)
+        msg = getattr(item, "message", None) or (item.get("message") if isinstance(item, dict) else None)
+        kind = getattr(item, "kind", None) or (item.get("kind") if isinstance(item, dict) else None)
+        if msg is None:
+            msg = str(item)
+        if kind and str(kind) not in str(msg):
+            msg = f"{kind}: {msg}"
+        yield str(ptr or default_ptr), str(msg)
+
+
+def _meant_to_break(c: Cassette, ptr: str) -> bool:
+    """A violation inside a request recorded *because* it breaks a rule (``expect_rule``), or in a
+    tool definition only such requests use, is the point of the cassette, not a problem."""
+    parts = ptr.split("/")
+    if len(parts) > 3 and parts[1] == "exchanges" and parts[3] == "request" and parts[2].isdigit():
+        i = int(parts[2])
+        return i < len(c.exchanges) and bool(c.exchanges[i].expect_rule)
+    if len(parts) > 2 and parts[1] == "tools" and parts[2].isdigit() and int(parts[2]) < len(c.tools):
+        tool = c.tools[int(parts[2])]
+        used = [ex for ex in c.exchanges if isinstance(ex.request.get("body"), dict)
+                and tool in (ex.request["body"].get("tools") or [])]
+        return bool(used) and all(ex.expect_rule for ex in used)
+    return False
+
+
+def check_schema(c: Cassette, validate_cassette: Callable[..., Any]) -> Iterator[tuple[str, str]]:
+    try:
+        found = validate_cassette(c, strict=True)
+    except Exception as e:  # a validator that raises: keep its pointer when it has one
+        yield str(getattr(e, "pointer", "/")), str(getattr(e, "message", e))
+        return
+    for ptr, msg in _as_problems(found):
+        if not _meant_to_break(c, ptr):
+            yield ptr, msg
+
+
+def check_secrets(c: Cassette, find_secrets: Callable[..., Any]) -> Iterator[tuple[str, str]]:
+    for ptr, msg in _as_problems(find_secrets(c.raw)):
+        yield ptr, f"secret in fixture: {msg}"
+
+
+
+def lint_cassette(c: Cassette, root: Path | None, report: LintReport,
+                  steps: Iterable[str] = STEPS) -> list[Problem]:
+    path = str(c.path)
+    out: list[Problem] = []
+    steps = set(steps)
+    runners: list[tuple[str, Callable[[], Iterable[tuple[str, str]]]]] = []
+    if "identity" in steps:
+        runners.append(("identity", lambda: check_identity(c, root)))
+    for step, mod, attr, fn in (("schema", "simulator.validation", "validate_cassette", check_schema),
+                                ("secrets", "simulator.secrets", "find_secrets", check_secrets)):
+        if step not in steps:
+            continue
+        dep = _optional(mod, attr)
+        if isinstance(dep, str):
+            report.skipped[step] = dep
+        else:
+            runners.append((step, functools.partial(fn, c, dep)))
+    if "replay" in steps:
+        why = replay_unavailable()
+        if why:
+            report.skipped["replay"] = why
+        else:
+            runners.append(("replay", lambda: check_replay(c)))
+    if "sdk" in steps:
+        runners.append(("sdk", lambda: check_sdk(c)))
+    for step, run in runners:
+        out.extend(Problem(path, ptr, msg, step) for ptr, msg in run())
+    return out
+
+
+def lint_paths(target: str | Path | None = None, steps: Iterable[str] = STEPS) -> LintReport:
+    """Lint one cassette file or every cassette under a directory (default: the bundled corpus)."""
+    report = LintReport()
+    paths = list(iter_cassette_paths(target))
+    root: Path | None = None
+    if target is not None and Path(target).is_dir():
+        root = Path(target)
+    elif target is None and paths:
+        root = default_fixtures_root()
+    steps = tuple(steps)
+    for p in paths:
+        report.checked += 1
+        try:
+            c = load_cassette(p)
+        except CassetteError as e:
+            report.problems.append(Problem(e.path, e.pointer, e.message, "load"))
+            continue
+        report.problems.extend(lint_cassette(c, root, report, steps))
+    return report
