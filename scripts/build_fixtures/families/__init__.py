@@ -1,0 +1,13 @@
+"""Scenario definitions, one module per family; importing this package registers them all."""
+
+from . import (  # noqa: F401
+    api_errors,
+    bash,
+    code_execution,
+    code_execution_legacy,
+    managed_agents,
+    mixed,
+    ptc,
+    text_editor,
+    web,
+)

@@ -1,0 +1,122 @@
+"""API errors (PROTOCOL.md §5) and the stop reasons a Messages client must handle (§6): each
+error status with its type and headers, the documented retries (429 with ``retry-after``, 500,
+529), an ``error`` event in the middle of a stream, and end_turn's siblings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from simulator.sources import protocol
+
+from .. import blocks as b
+from .. import sse
+from ..core import API_ERRORS, CassetteBuilder, Conversation, family
+
+MODEL = "claude-sonnet-4-6"
+TOOLS = [{"type": "bash_20250124", "name": "bash"}]
+S_BODY = protocol("5. Error responses: Body")
+S_STATUS = protocol("5. Error responses: Status to type")
+S_HEADERS = protocol("5. Error responses: Headers")
+S_SSE = protocol("6. Streaming (SSE): Error event")
+S_STOP = protocol("6. Streaming (SSE): Stop reasons")
+S_BETA = protocol("5. Error responses: Bad beta name")
+
+STATUS_NAMES = {400: "invalid_request", 401: "authentication", 403: "permission", 404: "not_found",
+                413: "request_too_large", 429: "rate_limit", 500: "api_error", 529: "overloaded"}
+RETRY_HEADERS: dict[int, dict[str, str]] = {
+    429: {"retry-after": "2", "x-should-retry": "true"},
+    500: {"x-should-retry": "true"},
+    529: {"x-should-retry": "true"},
+}
+
+
+def _cb(scenario: str, title: str, sources: list, streamed: bool = False, model: str = MODEL,
+        family_: str = "api_errors") -> tuple[CassetteBuilder, Conversation]:
+    cb = CassetteBuilder(family_, "messages", scenario, title, sources, model=model, tools=TOOLS,
+                         streamed=streamed)
+    return cb, Conversation(cb, max_tokens=1024)
+
+
+def _answer(c: Conversation) -> None:
+    c.turn([b.text("Python 3.11 is the version in use.")], "end_turn")
+
+
+def error_status(status: int) -> CassetteBuilder:
+    name = STATUS_NAMES[status]
+    retried = status in RETRY_HEADERS
+    cb, c = _cb(f"http_{status}_{name}", f"HTTP {status} {API_ERRORS[status][0]}"
+                + (", then the retry succeeds" if retried else ""), [S_BODY, S_STATUS, S_HEADERS])
+    c.user("Which Python version do we use?")
+    if status == 404:
+        cb.model = "claude-nonexistent-model"
+    cb.tick()
+    message = f"model: {cb.model}" if status == 404 else None
+    cb.add(c.request(), cb.error_response(status, message, headers=RETRY_HEADERS.get(status)))
+    if retried:
+        c.turn([b.text("Python 3.11 is the version in use.")], "end_turn",
+               advance_seconds=float(RETRY_HEADERS[status].get("retry-after", "1")))
+    return cb
+
+
+def schema_400() -> CassetteBuilder:
+    cb, c = _cb("http_400_request_schema", "HTTP 400 for a malformed request (max_tokens as a string), then "
+                "the corrected request", [S_BODY, S_STATUS])
+    c.user("Which Python version do we use?")
+    c.reject("request.schema", "", mutate=lambda body: body.update(max_tokens="1024"))
+    _answer(c)
+    return cb
+
+
+def unknown_beta() -> CassetteBuilder:
+    cb, c = _cb("reject_unknown_beta", "an anthropic-beta value that names no beta", [S_BETA])
+    c.user("Which Python version do we use?")
+    c.reject("beta.header_known", "", headers={**c.headers(), "anthropic-beta": "invalid-beta-name"})
+    _answer(c)
+    return cb
+
+
+def mid_stream_error() -> CassetteBuilder:
+    cb, c = _cb("mid_stream_error", "an error event in the middle of a stream (after HTTP 200)",
+                [S_SSE, protocol("6. Streaming (SSE): SDK parsing")], streamed=True)
+    c.user("Write a long explanation of Python's GIL.")
+    msg = c.message([b.text("The global interpreter lock (GIL) is a mutex that "),
+                     b.text("unfinished")], "end_turn")
+    events = sse.message_events(msg, error_after_blocks=1,
+                                error={"type": "overloaded_error", "message": "Overloaded"})
+    cb.tick()
+    cb.add(c.request(), {"status": 200, "headers": cb.response_headers(stream=True), "events": events})
+    return cb
+
+
+def stop_reason(reason: str) -> CassetteBuilder:
+    cb, c = _cb(reason, f"stop_reason {reason}", [S_STOP, protocol("2. Code execution tool: pause_turn")
+                                                  if reason == "pause_turn" else S_STOP],
+                family_="messages")
+    extra: dict[str, Any] = {}
+    content: list[dict[str, Any]] = [b.text("Python 3.11 is the version")]
+    if reason == "stop_sequence":
+        extra = {"stop_sequences": ["END"]}
+        content = [b.text("Python 3.11 is the version in use.\n")]
+    elif reason == "refusal":
+        content = []
+    elif reason == "max_tokens":
+        c.max_tokens = 8
+    c.extra_body = extra
+    c.user("Which Python version do we use? Finish with END.")
+    msg = c.turn(content, reason)
+    if reason == "stop_sequence":
+        msg["stop_sequence"] = "END"
+        cb.exchanges[-1]["response"]["body"]["stop_sequence"] = "END"
+    return cb
+
+
+@family("api_errors")
+def build() -> Iterator[CassetteBuilder]:
+    for status in (401, 403, 404, 413, 429, 500, 529):
+        yield error_status(status)
+    yield schema_400()
+    yield unknown_beta()
+    yield mid_stream_error()
+    for reason in ("max_tokens", "stop_sequence", "refusal", "model_context_window_exceeded"):
+        yield stop_reason(reason)
