@@ -49,6 +49,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "response": ("messages", "response"),
     "usage": ("messages", "usage"),
     "block": ("blocks", "block"),
+    "caller": ("blocks", "caller"),
     "tool_definition": ("tools", "tool_definition"),
     "sse_event": ("streaming", "sse_event"),
     "sse_events": ("streaming", "sse_events"),

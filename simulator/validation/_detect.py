@@ -55,6 +55,8 @@ def detect_kind(obj: Any) -> str:
         return "ma_agent"
     if (isinstance(t, str) and t in registry.TOOLS) or t == "mcp_toolset" or "input_schema" in obj:
         return "tool_definition"
+    if t in registry.CALLER_TYPES and obj.keys() <= {"type", "tool_id"}:
+        return "caller"
     if isinstance(t, str) and (t in BLOCK_TYPES or "tool_use_id" in obj):
         return "block"
     return "unknown"
