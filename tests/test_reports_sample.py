@@ -184,6 +184,7 @@ def test_normalise_removes_volatile_fields(tmp_path: Path) -> None:
     for r in b["results"]:
         r["duration"] = 3.5
     assert normalise(a) == normalise(b)
+    rf.validate_document(normalise(a))  # a normalised document is still a valid results file
     c = json.loads(json.dumps(a))
     c["results"][0]["outcome"] = "fail"
     assert normalise(a) != normalise(c)

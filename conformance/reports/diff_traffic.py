@@ -61,8 +61,9 @@ def replay_refusals(cassette: Cassette, check_request: Any, state_factory: Any) 
     out: list[Refusal] = []
     for ex in cassette.exchanges:
         body = ex.request_body
-        if not isinstance(body, dict):
-            continue
+        path = str(ex.request.get("path", "")).split("?", 1)[0]
+        if not isinstance(body, dict) or not path.endswith("/v1/messages"):
+            continue  # the rules are about Messages API requests (not Managed Agents, Files...)
         status = ex.response.get("status")
         recorded_refused = bool(ex.expect_rule) or (isinstance(status, int) and 400 <= status < 500)
         cid = container_param_id(body)

@@ -1,0 +1,56 @@
+"""The committed baseline report of the reference subjects equals a fresh run (normalised)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from conformance.reports import load_results
+from conformance.reports.reference_baseline import render, scrub
+
+BASELINE = Path(__file__).resolve().parent.parent / "reports" / "baseline"
+
+
+def test_committed_baseline_is_a_valid_results_file() -> None:
+    if not (BASELINE / "results.json").exists():
+        pytest.skip("reports/baseline/ is not generated yet (nox -s baseline)")
+    doc = load_results(BASELINE / "results.json").doc
+    assert doc["run"]["complete"] is True
+    assert doc["run"]["started_at"] == "<volatile>"  # normalised, so the file diffs cleanly
+
+
+def test_committed_baseline_equals_a_fresh_run() -> None:
+    pytest.importorskip("conformance.runner", reason="the runner is not there yet")
+    if not (BASELINE / "results.json").exists():
+        pytest.skip("reports/baseline/ is not generated yet (nox -s baseline)")
+    from conformance.reports.reference_baseline import fresh_run
+
+    code, doc = fresh_run()
+    assert doc["run"]["complete"], "the reference run did not complete"
+    fresh = render(doc)
+    for name, text in fresh.items():
+        committed = (BASELINE / name).read_text(encoding="utf-8")
+        if committed != text:
+            diff = "".join(list(difflib.unified_diff(committed.splitlines(True), text.splitlines(True),
+                                                     f"reports/baseline/{name}", "fresh run", n=1))[:80])
+            pytest.fail(f"reports/baseline/{name} is stale: regenerate with `nox -s baseline` "
+                        f"and commit it.\n{diff}")
+    # the reference subjects are conformant: the baseline run passes
+    assert code == 0 and doc["summary"]["verdict"] == "pass"
+
+
+def test_scrub_replaces_temporary_paths() -> None:
+    import tempfile
+
+    from test_reports_sample import sample_results
+
+    from conformance.reports.results_file import new_document, result_record
+    from conformance.results import RunInfo
+
+    doc = new_document(RunInfo())
+    r = sample_results()[4]
+    r.message = f"cannot open {tempfile.gettempdir()}/tooluse-editor.view-abc123/a.txt"
+    doc["results"].append(result_record(r))
+    assert scrub(doc)["results"][0]["message"] == "cannot open <tmp>/a.txt"
