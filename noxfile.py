@@ -36,6 +36,17 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def baseline(session: nox.Session) -> None:
+    """Regenerate reports/baseline/ (the reference subjects' normalised results.json + report.md).
+
+    `nox -s baseline -- --check` only compares (exit 1 when the committed baseline is stale).
+    """
+    session.install("-e", ".")
+    session.run("python", "-m", "conformance.reports.reference_baseline", "--out",
+                "reports/baseline", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
     session.install("-e", ".[test,bench]")
