@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,9 @@ class Recorder:
     """A :data:`~simulator.http.Handler` that proxies to ``upstream`` and records cassettes."""
 
     def __init__(self, upstream: str, out_dir: str | Path, *, scanner: SecretScanner | None = None,
-                 client: httpx2.Client | None = None) -> None:
+                 client: httpx2.Client | None = None,
+                 on_write: Callable[[Path], None] | None = None) -> None:
+        self.on_write = on_write
         self.upstream = upstream.rstrip("/")
         self.out_dir = Path(out_dir)
         self.scanner = scanner or SecretScanner()
@@ -178,6 +180,8 @@ class Recorder:
             return None
         if target not in self.written:
             self.written.append(target)
+            if self.on_write is not None:
+                self.on_write(target)
         return target
 
     def close(self) -> None:

@@ -45,13 +45,12 @@ def run(args: argparse.Namespace) -> int:
         except re.error as e:
             raise UsageError(f"--secret-pattern {pattern!r} is not a valid regex: {e}") from None
     recorder = Recorder(args.upstream, args.out,
-                        scanner=SecretScanner.with_patterns(args.secret_pattern))
+                        scanner=SecretScanner.with_patterns(args.secret_pattern),
+                        on_write=lambda path: print(f"wrote {path}", file=sys.stderr, flush=True))
     try:
         serve(recorder, args, f"recording {url.hostname} into {args.out}", threaded=True)
     finally:
         recorder.close()
-    for path in recorder.written:
-        print(f"wrote {path}", file=sys.stderr)
-    for leak in recorder.refused:
-        print(f"tooluse record: {leak}", file=sys.stderr)
+        for leak in recorder.refused:
+            print(f"tooluse record: {leak}", file=sys.stderr)
     return EXIT_FAIL if recorder.refused else EXIT_OK
