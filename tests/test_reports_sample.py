@@ -188,3 +188,45 @@ def test_normalise_removes_volatile_fields(tmp_path: Path) -> None:
     c = json.loads(json.dumps(a))
     c["results"][0]["outcome"] = "fail"
     assert normalise(a) != normalise(c)
+
+
+def test_coverage_from_corpus_results_and_simulator_log(tmp_path: Path) -> None:
+    from dataclasses import dataclass
+
+    from conformance.reports.coverage import coverage_for, rules_from_log
+    from simulator import registry
+
+    @dataclass
+    class RuleViolated:  # the shape of simulator.events.RuleViolated
+        rule_id: str
+        kind: str = "rule_violated"
+
+    cassette = {"version": 1, "id": "t/one", "title": "t", "source": {"document": "PROTOCOL.md",
+                "section": "x"}, "exchanges": [
+        {"request": {"method": "POST", "path": "/v1/messages", "body": {
+            "model": "m", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "bash_20250124", "name": "bash"}]}},
+         "response": {"status": 200, "body": {"type": "message", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}],
+             "stop_reason": "tool_use"}}},
+        {"request": {"method": "POST", "path": "/v1/messages", "body": {}},
+         "expect_rule": "messages.roles.alternate",
+         "response": {"status": 400, "body": {"type": "error", "error": {
+             "type": "invalid_request_error", "message": "x"}}}}]}
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "one.json").write_text(json.dumps(cassette))
+    doc = sample_doc(tmp_path)
+    log = [RuleViolated("ptc.recursive_ref"), object()]
+    cov = coverage_for(doc, corpus=corpus, rules_fired=rules_from_log(log))
+    assert cov["tool_versions"]["exercised"] == ["bash_20250124", "text_editor_20250728"]
+    assert set(cov["tool_versions"]["missing"]) == set(registry.TOOLS) - {
+        "bash_20250124", "text_editor_20250728"}
+    assert cov["stop_reasons"]["exercised"] == ["tool_use"]
+    assert "end_turn" in cov["stop_reasons"]["missing"]
+    assert "tool_use" in cov["block_types"]["exercised"]
+    if cov["rules"]["known"] is not None:
+        assert cov["rules"]["exercised"] == ["messages.roles.alternate", "ptc.recursive_ref"]
+        assert "request.schema" in cov["rules"]["missing"]
+    # the demo checks are not in the catalog: they show up as extra, not as exercised
+    assert "editor.demo.view_line_numbers" in cov["checks"]["extra"]

@@ -77,6 +77,12 @@ class RunReports:
         """Rule ids the simulator enforced during the run (shown in protocol coverage)."""
         self.writer.rules_fired.update(rule_ids)
 
+    def add_simulator_log(self, log: Iterable[Any]) -> None:
+        """Take the rules a simulator enforced from its ``Simulator.log`` (for coverage)."""
+        from .coverage import rules_from_log
+
+        self.writer.rules_fired.update(rules_from_log(log))
+
     def on_run_started(self, run: RunInfo) -> None:
         self.writer.on_run_started(run)
         self.progress.on_run_started(run)

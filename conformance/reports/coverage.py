@@ -85,6 +85,12 @@ def known_check_ids() -> list[str]:
     return sorted(CATALOG)
 
 
+def rules_from_log(log: Iterable[Any]) -> set[str]:
+    """Rule ids a simulator enforced, from its event log (``Simulator.log``: ``rule_violated``)."""
+    return {str(e.rule_id) for e in log
+            if getattr(e, "kind", None) == "rule_violated" and getattr(e, "rule_id", None)}
+
+
 def _dimension(known: list[str] | None, exercised: Iterable[str]) -> dict[str, Any]:
     seen = sorted(set(exercised))
     if known is None:
