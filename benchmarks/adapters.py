@@ -10,7 +10,7 @@ from simulator.cassette import Cassette
 
 def simulator_client(cassette: Cassette) -> anthropic.Anthropic:
     from simulator.engine import Simulator
-    from simulator.transports.httpx2_transport import SimulatorTransport  # type: ignore[import-not-found]
+    from simulator.transports.httpx2_transport import SimulatorTransport
 
     transport = SimulatorTransport(Simulator(cassette))
     return anthropic.Anthropic(api_key="placeholder-not-a-key", max_retries=0,
