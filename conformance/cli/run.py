@@ -127,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     if reports is not None:
         print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
         if args.expected_failures is not None:
+            verdict = getattr(reports, "verdict", None)
+            if verdict is not None:
+                print("\n".join(verdict.lines()))
             return int(reports.exit_code)
     return summary.exit_code
 
