@@ -149,6 +149,7 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
     """
     msg: dict[str, Any] | None = None
     partial: dict[int, str] = {}
+    stopped: set[int] = set()
     for e in events:
         name, data = _payload(e)
         kind = data.get("type", name) if isinstance(data, dict) else name
@@ -157,6 +158,8 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
         if not isinstance(data, dict) or kind == "ping":
             continue
         if kind == "message_start":
+            if msg is not None:
+                continue  # a second message_start is ignored, as by the SDK's accumulator
             msg = copy.deepcopy(data["message"])
             msg["content"] = list(msg.get("content") or [])
             continue
@@ -165,14 +168,14 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
                 raise ValueError(f"`{kind}` before `message_start`")
             continue
         if kind == "content_block_start":
-            idx = int(data["index"])
-            block = copy.deepcopy(data["content_block"])
-            while len(msg["content"]) <= idx:
-                msg["content"].append(None)
-            msg["content"][idx] = block
+            # Appended, as the SDK's accumulator does (deltas then address blocks by index).
+            msg["content"].append(copy.deepcopy(data["content_block"]))
         elif kind == "content_block_delta":
             idx = int(data["index"])
-            block = msg["content"][idx]
+            block = msg["content"][idx] if idx < len(msg["content"]) else None
+            if block is None:
+                raise ValueError(f"`content_block_delta` for index {idx} before its "
+                                 "`content_block_start`")
             d = data["delta"]
             dt = d.get("type")
             if dt == "text_delta":
@@ -187,7 +190,8 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
                 block["citations"] = [*(block.get("citations") or []), d.get("citation")]
         elif kind == "content_block_stop":
             idx = int(data["index"])
-            if partial.get(idx):
+            if partial.get(idx) and idx < len(msg["content"]) and msg["content"][idx] is not None:
+                stopped.add(idx)
                 try:
                     msg["content"][idx]["input"] = json.loads(partial[idx])
                 except json.JSONDecodeError as err:
@@ -205,8 +209,23 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
                 msg["usage"] = merged
     if msg is None:
         raise ValueError("the stream has no `message_start` event")
+    for idx, buf in partial.items():
+        if buf and idx not in stopped and msg["content"][idx] is not None:
+            # A stream cut short (max_tokens) leaves a block open: keep what parses, as the SDK.
+            msg["content"][idx]["input"] = _partial_json(buf)
     msg["content"] = [b for b in msg["content"] if b is not None]
     return msg
+
+
+def _partial_json(buf: str) -> Any:
+    try:
+        from jiter import from_json  # the SDK's own partial-JSON parser (an anthropic dependency)
+    except ImportError:  # pragma: no cover
+        return {}
+    try:
+        return from_json(buf.encode(), partial_mode=True)
+    except ValueError:
+        return {}
 
 
 def error_event(error_type: str = "overloaded_error", message: str = "Overloaded") -> SSEEvent:
