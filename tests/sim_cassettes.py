@@ -51,3 +51,64 @@ def weather(tool: dict[str, Any] | None = None, *, result: str = "18°C, sunny")
                                                 TOOL_USE["id"], "content": result}]}], [tool]),
          message("msg_01Weather2", [{"type": "text", "text": ANSWER}], "end_turn")),
     ])
+
+
+CODE_EXECUTION = {"type": "code_execution_20260120", "name": "code_execution"}
+CONTAINER = "container_011CTestContainer000001"
+PTC_QUESTION = {"role": "user", "content": "Who are our top customers by revenue?"}
+PTC_ANSWER = "Acme leads with 1200."
+
+
+def _container(expires: str = "2099-01-01T00:05:00Z") -> dict[str, str]:
+    return {"id": CONTAINER, "expires_at": expires}
+
+
+def ptc(query_tool: dict[str, Any]) -> Cassette:
+    """Programmatic tool calling: code calls ``query_database``; the client answers; done."""
+    code = {"type": "server_tool_use", "id": "srvtoolu_01Code", "name": "code_execution",
+            "caller": {"type": "direct"},
+            "input": {"code": "rows = await query_database({'sql': 'SELECT 1'})\nprint(rows)"}}
+    call = {"type": "tool_use", "id": "toolu_01Query", "name": "query_database",
+            "input": {"sql": "SELECT 1"},
+            "caller": {"type": "code_execution_20260120", "tool_id": "srvtoolu_01Code"}}
+    first = [{"type": "text", "text": "I'll query the database."}, code, call]
+    done = [{"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_01Code",
+             "content": {"type": "code_execution_result", "stdout": "Acme 1200\n", "stderr": "",
+                         "return_code": 0, "content": []}},
+            {"type": "text", "text": PTC_ANSWER}]
+    tools = [CODE_EXECUTION, query_tool]
+    answered = [PTC_QUESTION, {"role": "assistant", "content": first},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01Query",
+                                              "content": '[{"customer": "Acme"}]'}]}]
+    return cassette("test/ptc", [
+        (request([PTC_QUESTION], tools),
+         message("msg_01Ptc1", first, "tool_use", container=_container())),
+        (request(answered, tools, container=CONTAINER),
+         message("msg_01Ptc2", done, "end_turn", container=_container())),
+    ])
+
+
+PAUSE_QUESTION = {"role": "user", "content": "Run the two analysis steps one by one."}
+PAUSE_ANSWER = "Both steps finished."
+
+
+def pause_turn() -> Cassette:
+    """A long server-tool turn paused (``pause_turn``) and resumed by resending it."""
+    def step(n: int) -> list[dict[str, Any]]:
+        sid = f"srvtoolu_01Step{n}"
+        return [{"type": "server_tool_use", "id": sid, "name": "bash_code_execution",
+                 "input": {"command": f"python step{n}.py"}},
+                {"type": "bash_code_execution_tool_result", "tool_use_id": sid,
+                 "content": {"type": "bash_code_execution_result", "stdout": f"step {n} done\n",
+                             "stderr": "", "return_code": 0, "content": []}}]
+
+    paused = step(1)
+    tools = [CODE_EXECUTION]
+    return cassette("test/pause_turn", [
+        (request([PAUSE_QUESTION], tools),
+         message("msg_01Pause1", paused, "pause_turn", container=_container())),
+        (request([PAUSE_QUESTION, {"role": "assistant", "content": paused}], tools,
+                 container=CONTAINER),
+         message("msg_01Pause2", [*step(2), {"type": "text", "text": PAUSE_ANSWER}], "end_turn",
+                 container=_container())),
+    ])
