@@ -99,3 +99,33 @@ def test_entry_matching_nothing_is_a_warning_only() -> None:
 def test_skipped_only_entry_is_not_stale() -> None:
     v = apply_baseline(sample_results(), parse_baseline("bash.demo.restart_observed\n"))
     assert not v.stale and not v.unmatched
+
+
+# --- through `tooluse run --expected-failures` -------------------------------------------------
+
+BROKEN = Path(__file__).parent / "broken" / "bash_forgets_cwd.py"
+
+
+@pytest.mark.parametrize(("baseline", "code", "words"), [
+    ("", 1, "1 new"),
+    ("bash.session.cwd_persists  # known\n", 0, "1 known failure(s), 0 new, 0 stale"),
+    ("bash.session.cwd_persists\nbash.session.env_persists\n", 1, "STALE bash.session.env_persists"),
+])
+def test_run_with_expected_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    baseline: str, code: int, words: str) -> None:
+    pytest.importorskip("conformance.runner", reason="the runner is not there yet")
+    if not BROKEN.exists():
+        pytest.skip("the deliberately broken bash subject is not there")
+    from conformance.catalog import CATALOG
+    from conformance.cli import main
+
+    if not {"bash.session.cwd_persists", "bash.session.env_persists"} <= set(CATALOG):
+        pytest.skip("the bash session checks are not in the catalog")
+    (tmp_path / "expected.txt").write_text(baseline)
+    out = tmp_path / "out"
+    rc = main(["run", "--bash", f"{BROKEN}:factory", "--check", "bash.session.cwd_persists",
+               "bash.session.env_persists", "--out", str(out),
+               "--expected-failures", str(tmp_path / "expected.txt")])
+    assert rc == code
+    assert words in capsys.readouterr().out
+    assert (out / "baseline-verdict.json").exists() and (out / "junit.xml").exists()
