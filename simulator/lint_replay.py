@@ -63,9 +63,10 @@ def _body(resp: SimResponse) -> Any:
     return resp.body
 
 
-def _rule_of(sim: Any) -> str | None:
-    """The rule the engine answered the last request with (its ``RuleViolated`` log entry)."""
-    for ev in reversed(getattr(sim, "violations", []) or []):
+def _rule_of(sim: Any, before: int) -> str | None:
+    """The rule the engine answered the last request with (its ``RuleViolated`` log entry after
+    position ``before``); None when no rule refused it."""
+    for ev in list(getattr(sim, "violations", []) or [])[before:]:
         if getattr(ev, "answered", True):
             return str(getattr(ev, "rule_id", "")) or None
     return None
@@ -148,6 +149,7 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
         at = _parse_time(ex.at)
         if at is not None and at > clock.now():
             clock.advance((at - clock.now()).total_seconds())
+        before = len(getattr(sim, "violations", []) or [])
         try:
             got = _handle(sim, _request(ex.request))
         except Exception as e:
@@ -156,12 +158,13 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
         want = ex.response
         body = _body(got) if not got.is_stream else None
         if ex.expect_rule:
-            rule = _rule_of(sim)
+            rule = _rule_of(sim, before)
             etype = body.get("error", {}).get("type") if isinstance(body, dict) else None
-            if got.status != 400 or etype != "invalid_request_error":
+            if got.status != 400 or etype != "invalid_request_error" or rule is None:
                 yield f"{ptr}/expect_rule", (f"expected rule {ex.expect_rule} to reject the request "
-                                             f"with a 400 invalid_request_error; got {got.status} {body!r:.200}")
-            elif rule is not None and rule != ex.expect_rule:
+                                             f"with a 400 invalid_request_error; got {got.status} "
+                                             f"{body!r:.200}")
+            elif rule != ex.expect_rule:
                 yield f"{ptr}/expect_rule", f"expected rule {ex.expect_rule}; the engine applied {rule}"
             continue
         if got.status != want["status"]:

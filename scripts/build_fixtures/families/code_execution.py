@@ -168,6 +168,21 @@ def pause_turn(v: str, streamed: bool) -> CassetteBuilder:
     return cb
 
 
+def pause_turn_not_resent(v: str) -> CassetteBuilder:
+    cb = _cb(v, "reject_pause_turn_not_resent", "a continuation that drops the paused assistant content "
+             "is refused; resending it as-is continues", [S_PAUSE, S_PAUSE_P], False)
+    c = Conversation(cb).user("Run the ten analysis steps in steps/ one by one.")
+    sid = cb.ids.make("srvtoolu")
+    c.turn([b.server_tool_use(sid, "bash_code_execution", {"command": "python steps/step1.py"}),
+            b.bash_result(sid, "step 1 done\n")], "pause_turn", container=True)
+    c.reject("pause_turn.resend_assistant_content", "",
+             mutate=lambda body: body.update(messages=body["messages"][:1]))
+    s2 = cb.ids.make("srvtoolu")
+    c.turn([b.server_tool_use(s2, "bash_code_execution", {"command": "python steps/step2.py"}),
+            b.bash_result(s2, "step 2 done\n"), b.text("All steps finished.")], "end_turn", container=True)
+    return cb
+
+
 def container_reuse(v: str, streamed: bool) -> CassetteBuilder:
     cb = _cb(v, "container_reuse", "container reuse: a file written, then read back in a new request",
              [S_REUSE], streamed)
@@ -257,3 +272,4 @@ def build() -> Iterator[CassetteBuilder]:
             yield container_expired(v, streamed)
             yield container_upload(v, streamed)
         yield reject_unsupported_model(v)
+        yield pause_turn_not_resent(v)
