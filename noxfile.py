@@ -24,8 +24,10 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff and mypy on the packages."""
     session.install("-e", ".[lint]")
-    session.run("ruff", "check", "simulator", "conformance", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "simulator", "conformance", "tests", "benchmarks", "scripts",
+                "noxfile.py")
     session.run("mypy")
+    session.run("tooluse", "lint-fixtures")  # the fixture corpus: schemas, secrets, replay, SDK
 
 
 @nox.session(python=PYTHON)
