@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import replay
+from . import replay, validation
 
-SECTIONS = {"replay": replay.measure}
+SECTIONS = {"replay": replay.measure, "validation": validation.measure}
 
 
 def _fmt(row: dict[str, Any]) -> str:
