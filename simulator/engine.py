@@ -198,12 +198,13 @@ class Simulator:
         resp, message, mode = self._render(ex, stream, rid)
         if fault is not None:
             resp = apply_fault(fault, rid, lambda: resp, self.clock)
-            self._slow = (ci, ex.index, body)
         if not replayed:
             self._consume(ci)
             self.state.on_request_served(body)
             if message is not None:
                 self.state.on_response(message, repl_state=self._repl_state(body))
+        if fault is not None:  # only a slow fault gets here: remember it for a timed-out retry
+            self._slow = (ci, ex.index, body)
         self.log.append(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
                                        resp.is_stream, mode, replayed=replayed))
         return resp
@@ -232,6 +233,11 @@ class Simulator:
         return resp
 
     def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, bool] | SimResponse:
+        if self._slow is not None and self._slow[2] == dict(incoming.body):
+            # The same request right after a slow response: a client that timed out retries.
+            ci, idx, _ = self._slow
+            self._slow = None
+            return ci, self.cassettes[ci].exchanges[idx], True
         order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
         failures: list[tuple[int, MatchFailure]] = []
         for ci in order:
@@ -251,9 +257,6 @@ class Simulator:
                 self._active = ci
                 return ci, ex, False
             failures.append((ci, failure))
-        if self._slow is not None and self._slow[2] == dict(incoming.body):
-            ci, idx, _ = self._slow
-            return ci, self.cassettes[ci].exchanges[idx], True
         if not failures:
             names = ", ".join(f"`{c.id}`" for c in self.cassettes)
             self.log.append(Mismatch(rid, "", None, -1, "exhausted", None, None))
