@@ -151,6 +151,34 @@ def _check_message_stream(events: list[Any], ptr: str) -> Iterator[tuple[str, st
     for issue in issues:
         pos, _, text = issue.partition(": ")
         yield f"{ptr}{pos}", text
-    if msg is not None and not errored:
+    if msg is not None and not errored and not issues:
         for p, m in _parse("message", msg, ptr):
             yield p, f"reassembled message: {m}"
+        sdk_msg, why = sdk_accumulate(events)
+        if why:
+            yield ptr, f"the SDK's stream accumulator fails: {why}"
+        elif sdk_msg is not None:
+            differs = sorted(k for k in set(msg) | set(sdk_msg)
+                             if msg.get(k) != sdk_msg.get(k) and not (k not in msg and sdk_msg[k] is None))
+            if differs:
+                yield ptr, f"the SDK accumulates a different message (fields {differs})"
+
+
+def sdk_accumulate(events: list[Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """The final message as the SDK's own ``BetaMessageStream`` accumulates ``events``."""
+    try:
+        import httpx2
+        from anthropic.lib.streaming._beta_messages import accumulate_event
+    except ImportError:  # pragma: no cover - a different SDK layout: the own reassembly stands
+        return None, None
+    snapshot: Any = None
+    bufs: dict[int, bytes] = {}
+    try:
+        for ev in events:
+            if ev.get("event") in ("ping", "error"):
+                continue
+            snapshot = accumulate_event(event=ev["data"], current_snapshot=snapshot, json_bufs=bufs,
+                                        request_headers=httpx2.Headers())
+    except Exception as e:  # the SDK raising on our events is exactly what to report
+        return None, f"{type(e).__name__}: {e}"
+    return (snapshot.to_dict(mode="json") if snapshot is not None else None), None

@@ -51,7 +51,9 @@ class CassetteBuilder:
         self.model = model
         self.tools = tools or []
         self.streamed = streamed
-        self.ids = Ids(self.id)
+        #: Keyed by the scenario, not the variant: a streamed cassette carries the same ids as
+        #: its plain sibling, so both hold the same conversation.
+        self.ids = Ids(f"{family}/{tool_type}/{scenario}")
         self.clock = Clock()
         self.exchanges: list[JSON] = []
         self.error_codes: set[str] = set()
