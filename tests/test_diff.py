@@ -194,3 +194,24 @@ def test_detect_kind(tmp_path: Path, traffic: tuple[Path, Path]) -> None:
     assert detect_kind(traffic[0] / "weather.json")[0] == "traffic"
     with pytest.raises(DiffInputError, match="no such file"):
         detect_kind(tmp_path / "nope")
+
+
+@pytest.mark.shared
+def test_diff_of_captured_live_traffic(shared_dir: Path, tmp_path: Path) -> None:
+    """Two slices of the real captures (linked, not copied): the SDK's vs pydantic-ai's traffic."""
+    real = shared_dir / "real_traffic"
+    if not real.is_dir():
+        pytest.skip(f"{real} is absent")
+    a, b = tmp_path / "pysdk", tmp_path / "llmanth"
+    for d, prefix in ((a, "pysdk__"), (b, "llmanth__")):
+        d.mkdir()
+        for f in real.glob(f"{prefix}*.json"):
+            (d / f.name).symlink_to(f)
+    d = diff_paths(a, b)
+    assert d["kind"] == "traffic" and d["a"]["cassettes"] > 5 and d["b"]["cassettes"] > 5
+    # llm-anthropic's captures include code execution 20260521; the SDK's include PTC callers
+    assert "code_execution_20260521" in d["tool_types"]["counts"]
+    assert d["stop_reasons"]["counts"]["end_turn"]["a"] > 0
+    assert d["turns"]["a"]["max"] >= 2  # tool-runner conversations span several requests
+    text = render_markdown(d)
+    assert "### Stop reasons" in text and "### Turns per conversation" in text

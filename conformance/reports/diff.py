@@ -1,8 +1,8 @@
 """``tooluse diff A B``: detect what A and B are, diff them, render Markdown or JSON.
 
 A and B are each either a results file (``results.json``, or a run directory holding one) or
-recorded traffic (a fixture directory, a recording directory or one cassette file). Both must be
-the same kind.
+recorded traffic (a fixture directory, a recording directory or one cassette file, or a
+directory of captured artifacts as in ``../shared/real_traffic``). Both must be the same kind.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from simulator.cassette import CassetteError, iter_corpus
 
+from .captures import is_capture_dir, load_capture_dir
 from .diff_results import diff_results
 from .diff_traffic import collect_side, diff_traffic
 from .results_file import ResultsFileError, load_results
@@ -59,7 +60,8 @@ def diff_paths(a: str | Path, b: str | Path, *, refusals: bool = True) -> dict[s
     sides = []
     for p in (fa, fb):
         try:
-            cassettes = list(iter_corpus(p))
+            cassettes = load_capture_dir(p) if p.is_dir() and is_capture_dir(p) else list(
+                iter_corpus(p))
         except CassetteError as e:
             raise DiffInputError(f"{e} (fix the cassette, or run `tooluse lint-fixtures`)"
                                  ) from None
