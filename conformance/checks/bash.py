@@ -183,6 +183,8 @@ def interleaved_in_order(s: ToolSession) -> None:
     words = [f"first-{t}", f"second-{t}", f"third-{t}", f"fourth-{t}"]
     r = run(s, f"echo {words[0]}; echo {words[1]} >&2; echo {words[2]}; echo {words[3]} >&2")
     positions = [r.text.find(w) for w in words]
+    if positions[1] == positions[3] == -1:
+        raise CheckSkipped("stderr is not returned at all (see bash.output.stdout_and_stderr)")
     if -1 in positions or positions != sorted(positions):
         raise CheckFailure("stdout and stderr are not returned in the order they were written",
                            received=r.to_json(), documented="\n".join(words) + "\n")
@@ -237,7 +239,7 @@ def large_output_returns(s: ToolSession) -> None:
             "Large outputs are truncated before they are returned (the API does not truncate).")
 def large_output_truncated(s: ToolSession) -> None:
     r = run(s, LARGE_COMMAND)
-    if r.timed_out:
+    if r.timed_out or r.is_error:
         raise CheckSkipped("the large output was not returned (see bash.output.large_output_returns)")
     if len(r.text) >= LARGE_SIZE:
         raise CheckFailure(f"the full {LARGE_SIZE}-character output was returned untruncated",
@@ -253,7 +255,8 @@ def _short(r: ToolResult) -> dict[str, object]:
 
 
 SENTINEL_LOOKALIKES = (
-    "__CLAUDE_BASH_DONE__", "__CLAUDE_BASH_DONE_0123456789abcdef0123456789abcdef__",
+    "__CLAUDE_BASH_DONE__", "__CLAUDE_BASH_DONE__ 0",
+    "__CLAUDE_BASH_DONE_0123456789abcdef0123456789abcdef__",
     "__CLAUDE_BASH_DONE_0123456789abcdef0123456789abcdef__ 0",
     "__TOOLUSE_BASH_DONE_0123456789abcdef0123456789abcdef__ 0", "__DONE__", "__END__",
     "__SENTINEL__", "<<<EOF>>>", "END_OF_OUTPUT", "EXIT_CODE=0", "__COMMAND_DONE__",
@@ -306,13 +309,14 @@ def failure_flagged(s: ToolSession) -> None:
 
 
 @bash_check("bash.errors.syntax_error_recovers", SHOULD, HANDLE_ERRORS,
-            "A command with a syntax error (an unclosed quote) is answered with an error and the "
-            "session keeps working.")
+            "A command with a syntax error (an unclosed quote) is answered and the session keeps "
+            "working.")
 def syntax_error_recovers(s: ToolSession) -> None:
+    # Whether the answer is flagged is bash.errors.failure_flagged's business (exit status 2).
     r = run(s, "echo 'unclosed")
-    if r.timed_out or not r.is_error:
-        raise CheckFailure("an unclosed quote was not answered with an error",
-                           received=r.to_json(), documented={"is_error": True})
+    if r.timed_out:
+        raise CheckFailure("a command with an unclosed quote was never answered",
+                           received=r.to_json(), documented="an error result")
     _still_works(s, "after a syntax error")
 
 

@@ -12,8 +12,8 @@
 The body raises :class:`~conformance.catalog.CheckFailure` when the subject breaks the property.
 Hypothesis shrinks the failing example and replays it last; the inputs that replay sent through
 the session become the failure's ``reproducer`` (a replayable list of tool inputs). Checks that
-use hypothesis carry the tag ``"property"``: the runner runs them one at a time, because
-hypothesis is not meant to run in several threads at once.
+use hypothesis carry the tag ``"property"`` (the runner starts them early: they take longest).
+Hypothesis keeps its engine state per thread, so several properties may run at once.
 
 The profile is bounded and deterministic (``derandomize``, no example database written to the
 user's directory): a CI gate must give the same answer twice.

@@ -55,11 +55,12 @@ class BashSession:
     """One ``/bin/bash`` process, in its own process group, kept alive between commands."""
 
     def __init__(self, workdir: Path, timeout: float = 30.0, *, max_lines: int = 100,
-                 max_chars: int = 30_000) -> None:
+                 max_chars: int = 30_000, keep_bytes: int = KEEP_BYTES) -> None:
         self.workdir = Path(workdir)
         self.timeout = timeout
         self.max_lines = max_lines
         self.max_chars = max_chars
+        self.keep_bytes = keep_bytes
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -93,6 +94,10 @@ class BashSession:
     def close(self) -> None:
         self.kill()
 
+    def new_sentinel(self) -> str:
+        """Unique per command, so no output can be mistaken for it."""
+        return f"__TOOLUSE_BASH_DONE_{secrets.token_hex(16)}__"
+
     def script(self, command: str, sentinel: str) -> bytes:
         return (f"eval {shlex.quote(command)} </dev/null\n"
                 f"__tooluse_rc=$?; builtin printf '\\n%s %s\\n' '{sentinel}' \"$__tooluse_rc\"\n"
@@ -104,7 +109,7 @@ class BashSession:
             self.restart()
         proc = self.process
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        sentinel = f"__TOOLUSE_BASH_DONE_{secrets.token_hex(16)}__"
+        sentinel = self.new_sentinel()
         marker = f"\n{sentinel} ".encode()
         try:
             proc.stdin.write(self.script(command, sentinel))
@@ -112,7 +117,7 @@ class BashSession:
         except OSError:
             self.restart()
             return "Error: the bash session had ended; it was restarted, send the command again", 1
-        reader = _BoundedReader(marker)
+        reader = _BoundedReader(marker, self.keep_bytes)
         deadline = time.monotonic() + self.timeout
         fd = proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
@@ -143,8 +148,9 @@ class BashSession:
 class _BoundedReader:
     """Collects output up to the sentinel in bounded memory, counting what it does not keep."""
 
-    def __init__(self, marker: bytes) -> None:
+    def __init__(self, marker: bytes, keep_bytes: int = KEEP_BYTES) -> None:
         self.marker = marker
+        self.keep_bytes = keep_bytes
         self.head = bytearray()
         self.tail = b""
         self.dropped = 0
@@ -172,7 +178,7 @@ class _BoundedReader:
 
     def _keep(self, data: bytes) -> None:
         self.newlines += data.count(b"\n")
-        room = KEEP_BYTES - len(self.head)
+        room = self.keep_bytes - len(self.head)
         self.head += data[:max(room, 0)]
         self.dropped += max(len(data) - max(room, 0), 0)
 
@@ -190,8 +196,10 @@ class _BoundedReader:
 class BashTool:
     """The handler: takes a tool_use ``input`` dict, returns ``{"content", "is_error"}``."""
 
+    session_class: type[BashSession] = BashSession
+
     def __init__(self, workdir: Path, timeout: float = 30.0, **options: Any) -> None:
-        self.session = BashSession(workdir, timeout, **options)
+        self.session = self.session_class(workdir, timeout, **options)
 
     def __call__(self, tool_input: Any) -> dict[str, Any]:
         if not isinstance(tool_input, dict):

@@ -16,9 +16,7 @@ Only the standard library is imported here, to keep the start fast.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import importlib.util
 import inspect
 import json
 import os
@@ -32,15 +30,17 @@ def load_attr(spec: str) -> Any:
     """Import ``module:attr`` (or ``file.py:attr``) and return the attribute; raises on failure."""
     modname, _, attr = spec.rpartition(":")
     if modname.endswith(".py") or os.sep in modname:
+        from importlib.util import module_from_spec, spec_from_file_location
+
         path = Path(modname).resolve()
         name = f"_tooluse_subject_{abs(hash(str(path)))}"
         if name in sys.modules:
             module = sys.modules[name]
         else:
-            mspec = importlib.util.spec_from_file_location(name, path)
+            mspec = spec_from_file_location(name, path)
             if mspec is None or mspec.loader is None:
                 raise ImportError(f"cannot load {path}")
-            module = importlib.util.module_from_spec(mspec)
+            module = module_from_spec(mspec)
             sys.modules[name] = module
             mspec.loader.exec_module(module)
     else:
@@ -91,7 +91,7 @@ def normalise(value: Any) -> dict[str, Any]:
 class Host:
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
-        self.loop = asyncio.new_event_loop()
+        self.loop: Any = None
         self.handler: Any = None
 
     def send(self, obj: dict[str, Any]) -> None:
@@ -100,6 +100,10 @@ class Host:
 
     def resolve(self, value: Any) -> Any:
         if inspect.isawaitable(value):
+            if self.loop is None:
+                import asyncio
+
+                self.loop = asyncio.new_event_loop()
             return self.loop.run_until_complete(value)
         return value
 

@@ -223,8 +223,10 @@ class ProcessSession:
         if self._closed:
             return
         self._closed = True
-        tracked = (descendants(self.proc.pid) + group_members(self.pgid)
-                   if processes_supported() else [])
+        tracked: list[ProcInfo] = []
+        if processes_supported():
+            table = process_table()
+            tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -242,10 +244,8 @@ class ProcessSession:
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
         if processes_supported():
+            # Everything below the subject or in its group before it closed, still running now.
             seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
-            table = process_table()
-            for p in group_members(self.pgid, table):
-                seen.setdefault(p.pid, p)
             self.leaked = still_alive(list(seen.values()), wait=0.3)
             kill_pids([p.pid for p in self.leaked])
         _close_quietly(self.proc.stdin)

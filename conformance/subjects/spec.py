@@ -141,13 +141,18 @@ def factory_subject(spec: str, *, family: str, tool_type: str | None = None,
     """A ``module:attr`` subject, resolved now so that a bad spec fails before the run."""
     tool_type = check_tool_type(family, tool_type)
     factory = resolve_factory(spec)
+    modname, _, attr = spec.rpartition(":")
+    if modname.endswith(".py") or "/" in modname:  # the subject process runs elsewhere
+        spec = f"{Path(modname).resolve()}:{attr}"
     options = dict(options or {})
     for key in options:
         if not accepts_keyword(factory, key):
             raise UsageError(f"subject {spec!r} is configured with {key}={options[key]!r} but its "
                              f"factory takes no {key!r} keyword; add the parameter or drop the "
                              "option")
-    return Subject(name or spec, family, tool_type, spec, "factory", options)
+    return Subject(name or spec.rpartition(":")[0].rpartition("/")[2] + ":" + attr
+                   if name is None and "/" in spec else name or spec,
+                   family, tool_type, spec, "factory", options)
 
 
 def command_subject(command: str, *, family: str, tool_type: str | None = None,
