@@ -92,7 +92,7 @@ def _named_input(name: str) -> Schema:
 
 def tool_use(ctx: Ctx) -> Schema:
     s = obj(ctx, {"type": const("tool_use"), "id": STR, "name": STR, "input": ANY_OBJ,
-                  "caller": ref("caller"), "toolset_name": nullable(STR), **_CACHE},
+                  "caller": nullable(ref("caller")), "toolset_name": nullable(STR), **_CACHE},
             ["type", "id", "name", "input"], lenient_required=["type", "id", "name"],
             comment=f"caller: {seed(SEED_PTC, 'Le champ caller')}")
     s["allOf"] = [{"if": _named_input(n), "then": {"properties": {
@@ -104,7 +104,7 @@ def server_tool_use(ctx: Ctx) -> Schema:
     names = [n for t in registry.TOOLS.values() for n in t.sub_tools]
     name = enum(ctx, names, cite(_BLOCKS_SRC), what="server tool name")
     s = obj(ctx, {"type": const("server_tool_use"), "id": STR, "name": name, "input": ANY_OBJ,
-                  "caller": ref("caller"), **_CACHE},
+                  "caller": nullable(ref("caller")), **_CACHE},
             ["type", "id", "name", "input"], lenient_required=["type", "id", "name"])
     s["allOf"] = [{"if": _named_input(n), "then": {"properties": {
                       "input": ref(f"server_input.{n}", _TOOLS)}}} for n in server_tool_inputs(ctx)]
@@ -153,7 +153,7 @@ def _result_block(ctx: Ctx, block_type: str, variants: dict[str, Schema], *,
     content = by_type(ctx, variants, what=f"{block_type} content type", source=cite(_RESULTS))
     props: dict[str, Schema] = {"type": const(block_type), "tool_use_id": STR, "content": content}
     if with_caller:
-        props["caller"] = ref("caller")
+        props["caller"] = nullable(ref("caller"))
     props.update(_CACHE)
     return obj(ctx, props, ["type", "tool_use_id", "content"])
 
@@ -230,7 +230,7 @@ def web_search_tool_result(ctx: Ctx) -> Schema:
                      "content": {"anyOf": [{"type": "array", "items": result}, error],
                                  MESSAGE: "content is a list of web_search_result blocks or a "
                                           "web_search_tool_result_error"},
-                     "caller": ref("caller"), **_CACHE}, ["type", "tool_use_id", "content"])
+                     "caller": nullable(ref("caller")), **_CACHE}, ["type", "tool_use_id", "content"])
 
 
 def web_fetch_tool_result(ctx: Ctx) -> Schema:
