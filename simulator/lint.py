@@ -68,6 +68,9 @@ class CassetteFacts:
     stop_reasons: frozenset[str]
     rules: frozenset[str]
     statuses: frozenset[int]
+    #: Client tool results sent with ``is_error: true``, named by ``tags.client_errors`` (the
+    #: traffic cannot say what kind of failure a free-text result is); ``is_error`` otherwise.
+    client_errors: frozenset[str] = frozenset()
 
 
 def _walk(obj: Any) -> Iterator[tuple[str, Any]]:
@@ -102,6 +105,11 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
             elif key == "stop_reason" and isinstance(val, dict) and isinstance(val.get("type"), str):
                 stops.add(val["type"])  # Managed Agents: session.status_idle stop_reason
     rules = {ex.expect_rule for ex in cassette.exchanges if ex.expect_rule}
+    sent_errors = any(key == "is_error" and val is True
+                      for ex in cassette.exchanges for key, val in _walk(ex.request.get("body")))
+    client_errors: set[str] = set()
+    if sent_errors:
+        client_errors = {str(k) for k in cassette.tags.get("client_errors") or []} or {"is_error"}
     statuses = {int(ex.response["status"]) for ex in cassette.exchanges}
     parts = cassette.id.split("/")
     return CassetteFacts(
@@ -109,7 +117,7 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
         tool_type=str(cassette.tags.get("tool_type") or (parts[1] if len(parts) > 1 else "")),
         scenario=str(cassette.tags.get("scenario") or parts[-1]), streamed=cassette.streamed,
         error_codes=frozenset(codes), stop_reasons=frozenset(stops), rules=frozenset(rules),
-        statuses=frozenset(statuses))
+        statuses=frozenset(statuses), client_errors=frozenset(client_errors))
 
 
 # --- steps ----------------------------------------------------------------------------------
@@ -144,6 +152,9 @@ def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
         if key in c.tags and set(c.tags[key]) != set(seen):
             yield f"/tags/{key}", (f"tags say {sorted(c.tags[key])} but the exchanges show "
                                    f"{sorted(seen)}")
+    if c.tags.get("client_errors") and not facts.client_errors:
+        yield "/tags/client_errors", "tags name client error results but no request sends a " \
+                                     "tool_result with is_error: true"
     for i, ex in enumerate(c.exchanges):
         if ex.expect_rule and ex.response.get("status") != 400:
             yield f"/exchanges/{i}/response/status", "an expect_rule exchange must record the rule's 400"

@@ -78,9 +78,13 @@ def _required() -> Iterator[tuple[str, str, str, bool]]:
     for tv in of_family("bash"):
         for scen in BASH_SCENARIOS:
             yield "scenario", tv.type, scen, False
+        for kind in ("timeout", "command_not_found", "permission_denied"):
+            yield "client_error", tv.type, kind, False
     for tv in of_family("text_editor"):
         for scen in EDITOR_SCENARIOS:
             yield "scenario", tv.type, scen, False
+        for kind in ("file_not_found", "multiple_matches", "no_match", "permission_denied"):
+            yield "client_error", tv.type, kind, False
         yield "scenario", tv.type, "undo_edit" if "undo_edit" in tv.command_names else \
             "undo_edit_unavailable", False
         if "insert_text" in tv.insert_text_fields:
@@ -96,6 +100,8 @@ def _required() -> Iterator[tuple[str, str, str, bool]]:
     yield "scenario", "messages", "mid_stream_error", True
     for scen in MA_SCENARIOS:
         yield "scenario", "custom", scen, False
+    for kind in ("tool_error", "mcp_tool_error"):
+        yield "client_error", "custom", kind, False
 
 
 REQUIRED = tuple(_required())
@@ -116,6 +122,8 @@ def _has(facts: list[CassetteFacts], kind: str, tool_type: str, what: str, strea
         if f.tool_type != tool_type or f.streamed != streamed:
             continue
         if kind == "error_code" and what in f.error_codes:
+            return True
+        if kind == "client_error" and what in f.client_errors:
             return True
         if kind == "scenario" and f.scenario == what:
             return True

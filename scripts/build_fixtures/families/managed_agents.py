@@ -104,8 +104,10 @@ def _result(use: dict[str, Any], text: str, is_error: bool = False) -> dict[str,
 
 def _turn(scenario: str, title: str, sources: list, tools: list,
           calls: list[tuple[str, dict[str, Any]]], answers: list[tuple[str, bool]] | None,
-          final: str) -> CassetteBuilder:
+          final: str, client_error: str | None = None) -> CassetteBuilder:
     cb = _cb(scenario, title, sources, tools)
+    if client_error:
+        cb.extra_tags["client_errors"] = [client_error]
     s = Session(cb)
     s.send(_user("Where is order 1042?" if tools[0] is ORDER_TOOL else "Find customer ada@example.com"),
            processed=False)
@@ -133,8 +135,9 @@ def build() -> Iterator[CassetteBuilder]:
                 [("get_order_status", {"order_id": "1042"})], None, "")
     yield _turn("error_result", "the worker answers with is_error: true", [S_CUSTOM, S_FLOW, S_MCP_ERR],
                 [ORDER_TOOL], [("get_order_status", {"order_id": "9999"})],
-                [("Error: order 9999 not found", True)], "I could not find order 9999.")
+                [("Error: order 9999 not found", True)], "I could not find order 9999.",
+                client_error="tool_error")
     yield _turn("mcp_wrapped_tool_fails", "an MCP server wrapped as a custom tool reports a tool error",
                 [S_MCP, S_MCP_ERR], [MCP_TOOL], [("crm_lookup_customer", {"email": "ada@example.com"})],
                 [("MCP tool error: upstream CRM timed out after 30s", True)],
-                "The CRM did not answer in time; please try again later.")
+                "The CRM did not answer in time; please try again later.", client_error="mcp_tool_error")
