@@ -117,7 +117,7 @@ def test_capture_wrapper_pointers_point_into_the_file(
 
 
 def test_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cassette = {"version": 1, "id": "t/x", "title": "t",
+    cassette: dict[str, Any] = {"version": 1, "id": "t/x", "title": "t",
                 "source": {"document": "PROTOCOL.md", "section": "1"},
                 "exchanges": [{"request": {"method": "POST", "path": "/v1/messages", "body": {
                     "model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}},
