@@ -215,3 +215,20 @@ def test_diff_of_captured_live_traffic(shared_dir: Path, tmp_path: Path) -> None
     assert d["turns"]["a"]["max"] >= 2  # tool-runner conversations span several requests
     text = render_markdown(d)
     assert "### Stop reasons" in text and "### Turns per conversation" in text
+
+
+@pytest.mark.shared
+def test_every_capture_is_read_and_replayed_without_crashing(shared_dir: Path) -> None:
+    from conformance.reports.captures import load_capture_dir
+    from conformance.reports.diff_traffic import collect_side
+
+    real = shared_dir / "real_traffic"
+    if not real.is_dir():
+        pytest.skip(f"{real} is absent")
+    cassettes = load_capture_dir(real)
+    responses = sum(1 for p in real.glob("*.json")
+                    if json.loads(p.read_text())["kind"] in ("response", "sse_events", "error"))
+    assert sum(len(c.exchanges) for c in cassettes) == responses
+    side = collect_side(cassettes)
+    assert not [r for r in side.refusals if r.rule_id == "<rule crashed>"]
+    assert side.stats.stop_reasons["tool_use"] > 50 and side.stats.tools_called

@@ -159,12 +159,14 @@ class ResultsWriter:
     coverage_corpus: Path | None = None
     rules_fired: set[str] = field(default_factory=set)
     doc: dict[str, Any] | None = None
+    _fragments: list[str] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
 
     def on_run_started(self, run: RunInfo) -> None:
         self.doc = new_document(run)
+        self._fragments = []
         self._flush()
 
     def on_check_started(self, check_id: str, subject: str) -> None:
@@ -189,14 +191,25 @@ class ResultsWriter:
         run["interrupted"] = not complete
         corpus = self.coverage_corpus or (Path(run["fixtures"]) if run.get("fixtures") else None)
         self.doc["coverage"] = coverage_for(self.doc, corpus=corpus, rules_fired=self.rules_fired)
-        self._flush()
+        self._flush(final=True)
 
-    def _flush(self) -> None:
+    def _flush(self, *, final: bool = False) -> None:
+        """Rewrite the file. While the run goes, each result is serialised once and the file is
+        spliced from those fragments (linear, not quadratic, in the number of results); the
+        final write is the whole document, indented."""
         assert self.doc is not None
         run = self.doc["run"]
-        self.doc["summary"] = summarise(self.doc["results"], strict=run["strict"],
-                                        complete=run["complete"])
-        write_atomic(self.path, dumps(self.doc))
+        results = self.doc["results"]
+        self.doc["summary"] = summarise(results, strict=run["strict"], complete=run["complete"])
+        if final:
+            write_atomic(self.path, dumps(self.doc))
+            return
+        while len(self._fragments) < len(results):
+            self._fragments.append(json.dumps(results[len(self._fragments)], ensure_ascii=False))
+        head = {k: v for k, v in self.doc.items() if k != "results"}
+        text = json.dumps(head, ensure_ascii=False)
+        spliced = '{"results": [\n' + ",\n".join(self._fragments) + "\n], " + text[1:]
+        write_atomic(self.path, spliced + "\n")
 
 
 def now_iso() -> str:
