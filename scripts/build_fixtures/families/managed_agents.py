@@ -64,12 +64,19 @@ class Session:
         self.cb.add(req, {"status": 200, "headers": self.cb.response_headers(), "body": {"data": echoed}})
         return echoed
 
-    def stream(self, events: list[dict[str, Any]]) -> None:
+    def open_stream(self) -> None:
+        """The client opens the event stream (the request time); events follow it."""
         self.cb.tick(1)
+        self._opened = self.cb.clock.now
+
+    def stream(self, events: list[dict[str, Any]]) -> None:
         req = {"method": "GET", "path": f"/v1/sessions/{self.sid}/events/stream",
                "headers": self._headers(stream=True), "query": {}}
+        now = self.cb.clock.now
+        self.cb.clock.now = self._opened  # recorded at the time the stream was opened
         self.cb.add(req, {"status": 200, "headers": self.cb.response_headers(stream=True),
                           "events": [{"event": e["type"], "data": e} for e in events]})
+        self.cb.clock.now = now
 
     def tool_uses(self, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
         return [self._event("agent.custom_tool_use", name=n, input=i) for n, i in calls]
@@ -111,12 +118,17 @@ def _turn(scenario: str, title: str, sources: list, tools: list,
     s = Session(cb)
     s.send(_user("Where is order 1042?" if tools[0] is ORDER_TOOL else "Find customer ada@example.com"),
            processed=False)
+    s.open_stream()
+    running = s.running()  # events in the order their processed_at says
     uses = s.tool_uses(*calls)
-    s.stream([s.running(), *uses, s.idle({"type": "requires_action", "event_ids": [u["id"] for u in uses]})])
+    s.stream([running, *uses, s.idle({"type": "requires_action", "event_ids": [u["id"] for u in uses]})])
     if answers is None:
         return cb
     s.send(*[_result(u, text, err) for u, (text, err) in zip(uses, answers, strict=True)], processed=True)
-    s.stream([s.running(), s.message(final), s.idle({"type": "end_turn"})])
+    s.open_stream()
+    running = s.running()
+    said = s.message(final)
+    s.stream([running, said, s.idle({"type": "end_turn"})])
     return cb
 
 
