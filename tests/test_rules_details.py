@@ -138,3 +138,26 @@ def test_rules_never_crash_on_odd_bodies() -> None:
         ctx = RuleContext(b, {"anthropic-beta": ""}, SimState())
         run_rules(ctx, ALL_RULES)
         assert not [n for n in ctx.notes if "could not judge" in n], ctx.notes
+
+
+def test_opus_41_supports_only_code_execution_20250825() -> None:
+    opus41 = "claude-opus-4-1-20250805"
+    b = body([user("hi")], tools=[PTC_CE], model=opus41)
+    assert ids(b) == ["tools.model_compatibility"]
+    assert messages_of(b)[0] == (
+        "tools.0.code_execution_20260120: `code_execution_20260120` is not supported on model "
+        "`claude-opus-4-1-20250805`. Use `code_execution_20250825`.")
+    ok = body([user("hi")], tools=[{"type": "code_execution_20250825", "name": "code_execution"}],
+              model=opus41)
+    assert ids(ok) == []
+
+
+def test_claude_4_has_no_code_execution_and_gets_the_20250429_editor() -> None:
+    sonnet4 = "claude-sonnet-4-20250514"
+    b = body([user("hi")], tools=[{"type": "code_execution_20250825", "name": "code_execution"}],
+             model=sonnet4)
+    assert messages_of(b)[0] == ("tools.0.code_execution_20250825: `code_execution_20250825` is "
+                                 "not supported on model `claude-sonnet-4-20250514`.")
+    b = body([user("hi")], tools=[{"type": "text_editor_20250124", "name": "str_replace_editor"}],
+             model=sonnet4)
+    assert messages_of(b)[0].endswith("Use `text_editor_20250728`.")

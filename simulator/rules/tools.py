@@ -30,8 +30,19 @@ WEB_NEEDS_CE = ("{label}: `{web}` requires code_execution_20260120 or later, but
 BETA_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}$")
 
 
+def _accepts(tv: ToolVersion, model: str) -> bool | None:
+    """The registry's answer, plus: a programmatic-calling version on a model without PTC is
+    accepted only where the model runs it as an older version (Haiku 4.5); Opus 4.1 supports only
+    code_execution_20250825 (PROTOCOL.md §2 Versions)."""
+    ok = tv.accepts_model(model)
+    m = lookup(model)
+    if ok and m is not None and tv.programmatic_calling and not m.ptc and m.id not in tv.behaves_as:
+        return False
+    return ok
+
+
 def _newest(family: str, model: str) -> ToolVersion | None:
-    ok = [t for t in of_family(family) if not t.legacy and t.accepts_model(model)]  # type: ignore[arg-type]
+    ok = [t for t in of_family(family) if not t.legacy and _accepts(t, model)]  # type: ignore[arg-type]
     return max(ok, key=lambda t: t.type) if ok else None
 
 
@@ -76,7 +87,7 @@ def model_compatibility(ctx: RuleContext) -> str | None:
         return None  # unknown models are never refused on compatibility grounds
     for i, t in enumerate(ctx.tools):
         tv = ctx.tool_version(t)
-        if tv is not None and tv.accepts_model(ctx.model) is False:
+        if tv is not None and _accepts(tv, ctx.model) is False:
             newer = _newest(tv.family, ctx.model)
             hint = f" Use `{newer.type}`." if newer else ""
             return MODEL_TOOL.format(label=tool_label(i, t), type=tv.type, model=ctx.model, hint=hint)
