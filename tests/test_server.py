@@ -190,3 +190,24 @@ def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: st
     proc = _tooluse(*args)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("send", [True, False], ids=["complete", "incomplete"])
+def test_tooluse_replay_narrates_and_summarises(tmp_path: Path, send: bool) -> None:
+    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
+    proc = _tooluse("replay", str(_cassette(tmp_path)), "--port", "0")
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        if send:
+            r = httpx2.post(f"{url}/v1/messages", timeout=10, json={
+                "model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]})
+            assert r.status_code == 200
+    finally:
+        proc.terminate()  # SIGTERM ends it like Ctrl-C: the summary is still printed
+        _, err = proc.communicate(timeout=10)
+    if send:
+        assert proc.returncode == 0 and "POST /v1/messages -> 200" in err
+        assert "served 1 exchange(s); 0 not served" in err
+    else:
+        assert proc.returncode == 1 and "not served: test/hello exchange 0" in err

@@ -8,6 +8,7 @@ stdout; ``--port 0`` picks a free port). Serves ``/v1/messages`` (the replay eng
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any
 
@@ -40,10 +41,22 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; "
                          "choose another --port (0 picks a free one)") from None
-    print(base_url_of(sock), flush=True)
-    print(f"tooluse {args.command}: {what} at {base_url_of(sock)} (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
-    server.run(sockets=[sock])
+    # uvicorn re-raises the signal that stopped it: make SIGTERM end like Ctrl-C, so callers'
+    # `finally` blocks (summaries, closing the recorder) still run.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        print(base_url_of(sock), flush=True)
+        print(f"tooluse {args.command}: {what} at {base_url_of(sock)} (Ctrl-C stops)",
+              file=sys.stderr, flush=True)
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def run(args: argparse.Namespace) -> int:
