@@ -20,6 +20,7 @@ HAIKU = "claude-haiku-4-5-20251001"
 
 S_WHAT = seed(SEED_PTC, "Ce qui se passe réellement")
 S_ENABLE = seed(SEED_PTC, "L'activer")
+S_VERSIONS = seed(SEED_PTC, "Les chaînes de version, décodées")
 S_FAILS = seed(SEED_PTC, "Les cinq façons dont cela casse")
 S_P2 = protocol("1. Programmatic tool calling: Paused response")
 S_CONT = protocol("1. Programmatic tool calling: Continuation request")
@@ -55,7 +56,13 @@ TOP = "Top 5 customers: [{'customer': 'Acme', 'revenue': 1200}, {'customer': 'Gl
 
 
 def _tools(v: str, *extra: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"type": v, "name": "code_execution"}, *(copy.deepcopy(t) for t in extra)]
+    """The code execution tool and ``extra``; on 20260521 the tools name that version in
+    ``allowed_callers`` (interchangeable with 20260120; responses still tag callers 20260120)."""
+    tools = [copy.deepcopy(t) for t in extra]
+    for t in tools:
+        if v != "code_execution_20260120" and t.get("allowed_callers") == ["code_execution_20260120"]:
+            t["allowed_callers"] = [v]
+    return [{"type": v, "name": "code_execution"}, *tools]
 
 
 def _cb(v: str, scenario: str, title: str, sources: list, streamed: bool = False,
@@ -85,7 +92,7 @@ def _complete(cb: CassetteBuilder, c: Conversation, sid: str, stdout: str = TOP,
 
 def pause_resume(v: str, streamed: bool) -> CassetteBuilder:
     cb = _cb(v, "pause_resume", "a full pause/resume conversation with caller on the tool_use",
-             [S_WHAT, S_ENABLE, S_P2, S_CONT, S_DONE], streamed)
+             [S_WHAT, S_ENABLE, S_P2, S_CONT, S_DONE, S_VERSIONS], streamed)
     c = Conversation(cb).user("Who are our top customers by revenue?")
     sid, tid = _pause(cb, c)
     c.tool_results(b.tool_result(tid, ROWS))
@@ -260,7 +267,7 @@ def rejections(v: str) -> Iterator[CassetteBuilder]:
                 "properties": {"root": {"$ref": "#/$defs/node"}}, "required": ["root"]}}
     yield _config_reject(v, "reject_recursive_ref", "a self-referencing $ref in a code-callable tool",
                          "ptc.recursive_ref", _tools(v, tree), sources=[S_FAILS, S_ERRS])
-    mcp = {"type": "mcp_toolset", "mcp_server_name": "crm", "allowed_callers": ["code_execution_20260120"]}
+    mcp = {"type": "mcp_toolset", "mcp_server_name": "crm", "allowed_callers": [v]}
     yield _config_reject(v, "reject_mcp_code_callable", "an MCP connector tool made code-callable",
                          "ptc.mcp_not_code_callable", _tools(v, mcp),
                          {"mcp_servers": [{"type": "url", "url": "https://mcp.example.com/mcp", "name": "crm"}]},
