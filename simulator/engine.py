@@ -12,6 +12,7 @@ API::
     sim.done         # every exchange of every cassette served
     sim.remaining()  # [(cassette, exchange index)] not served yet
     sim.mount("/v1/files", handler)   # route other paths to another Handler
+    Simulator(c, recorded_time=True)  # a FakeClock from ``clock_start``, moved to each ``at``
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -29,10 +30,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from .cassette import Cassette, Exchange
-from .clock import Clock, SystemClock
+from .clock import Clock, FakeClock, SystemClock
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
     Event,
@@ -81,8 +83,14 @@ class Simulator:
                  matchers: Sequence[Matcher] = DEFAULT_MATCHERS,
                  rules: Iterable[Rule] = ALL_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
-                 state: SimState | None = None, chunk: int = 24, ping_every: int = 0) -> None:
+                 state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
+                 recorded_time: bool = False) -> None:
         self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
+        if recorded_time and clock is None:
+            starts = [t for t in (_time(c.clock_start) for c in self.cassettes) if t is not None]
+            clock = FakeClock(min(starts) if starts else None)
+        #: Move a FakeClock to each exchange's recorded ``at`` before judging its request.
+        self.recorded_time = recorded_time
         self.matchers = tuple(matchers)
         self.rules = tuple(rules)
         self.clock: Clock = clock or SystemClock()
@@ -168,6 +176,8 @@ class Simulator:
     # --- the Messages flow -------------------------------------------------------------------
 
     def _messages(self, request: SimRequest, body: dict[str, Any], rid: str) -> SimResponse:
+        if self.recorded_time:
+            self._follow_recorded_time()
         ctx = RuleContext(body, request.headers, self.state)
         violations = run_rules(ctx, self.rules)
         for note in ctx.notes:
@@ -308,6 +318,15 @@ class Simulator:
 
     # --- helpers -----------------------------------------------------------------------------
 
+    def _follow_recorded_time(self) -> None:
+        c = self.cassettes[self._active] if self.cassettes else None
+        cur = self._cursors[self._active] if c is not None else 0
+        if c is None or cur >= len(c.exchanges) or not isinstance(self.clock, FakeClock):
+            return
+        at = _time(c.exchanges[cur].at)
+        if at is not None and at > self.clock.now():
+            self.clock.advance((at - self.clock.now()).total_seconds())
+
     def _consume(self, ci: int) -> None:
         self._cursors[ci] += 1
         self._active = ci
@@ -358,6 +377,16 @@ def _assembled_or_none(events: list[Any]) -> dict[str, Any] | None:
         return assemble_message(events)
     except (StreamError, ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def _time(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def _p(c: Cassette) -> str | None:

@@ -248,3 +248,15 @@ def test_any_json_body_gets_an_api_shaped_4xx_never_a_crash(value: Any, strict: 
         assert 400 <= r.status < 500
         assert r.body["type"] == "error" and r.body["error"]["message"]
     assert not [e for e in sim.log if e.kind == "note" and "could not judge" in e.text]
+
+
+def test_log_events_serialise_for_reports() -> None:
+    sim = Simulator(two_turns())
+    sim(post(B1))
+    sim(post(body([user("a"), user("b")])))
+    rows = [e.to_json() for e in sim.log]
+    assert [r["kind"] for r in rows] == ["request_received", "exchange_served", "request_received",
+                                         "rule_violated"]
+    assert rows[3]["rule_id"] == "messages.roles.alternate" and rows[3]["body"]["messages"]
+    json.dumps(rows)
+    assert [i for _, i in sim.remaining()] == [1] and not sim.done

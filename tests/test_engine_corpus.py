@@ -71,3 +71,18 @@ def test_corpus_exercises_the_rules() -> None:
     assert expected <= set(RULES), expected - set(RULES)
     # messages.roles.alternate is [?] (the current API merges consecutive turns): no cassette.
     assert set(RULES) - expected <= {"messages.roles.alternate"}
+
+
+@pytest.mark.skipif(not CORPUS, reason="no fixtures/ corpus in this checkout")
+def test_recorded_time_ages_the_container_as_the_cassette_says() -> None:
+    expired = [c for c in CORPUS if c.tags.get("scenario") == "container_expired"]
+    if not expired:
+        pytest.skip("no container_expired cassette in the corpus")
+    for c in expired:
+        sim = Simulator(c, recorded_time=True)
+        statuses = [sim(SimRequest(ex.request["method"], ex.request["path"],
+                                   dict(ex.request.get("headers") or {}),
+                                   body=json.dumps(ex.request.get("body")).encode())).status
+                    for ex in c.exchanges]
+        assert statuses == [ex.response["status"] for ex in c.exchanges], c.id
+        assert sim.done and not sim.unmet
