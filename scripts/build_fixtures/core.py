@@ -165,7 +165,8 @@ class Conversation:
         hist = len(json.dumps(self.messages)) + len(json.dumps(self.cb.tools))
         u: JSON = {"input_tokens": 380 + hist // 4, "output_tokens": 12 + len(json.dumps(content)) // 5,
                    "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                   "service_tier": "standard"}
+                   "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+                   "inference_geo": "global", "service_tier": "standard"}
         if server_tools:
             u["server_tool_use"] = {"web_fetch_requests": 0, "web_search_requests": 0}
         return u
@@ -179,7 +180,7 @@ class Conversation:
                 usage: JSON | None = None) -> JSON:
         msg: JSON = {"id": self.cb.ids.make("msg"), "type": "message", "role": "assistant",
                      "model": self.cb.model, "content": copy.deepcopy(content),
-                     "stop_reason": stop_reason, "stop_sequence": None,
+                     "stop_reason": stop_reason, "stop_sequence": None, "stop_details": None,
                      "usage": usage or self.usage(content, server_tools=container)}
         if container:
             cid = self.container_id or self.new_container()

@@ -59,6 +59,8 @@ def message_events(message: dict[str, Any], *, error_after_blocks: int | None = 
     start_msg["content"] = []
     start_msg["stop_reason"] = None
     start_msg["stop_sequence"] = None
+    if "stop_details" in message:
+        start_msg["stop_details"] = None
     start_usage = {k: v for k, v in usage.items() if k != "server_tool_use"}
     start_usage["output_tokens"] = min(1, usage["output_tokens"])
     start_msg["usage"] = start_usage
@@ -77,6 +79,8 @@ def message_events(message: dict[str, Any], *, error_after_blocks: int | None = 
         return events
     delta: dict[str, Any] = {"stop_reason": message["stop_reason"],
                              "stop_sequence": message.get("stop_sequence")}
+    if "stop_details" in message:
+        delta["stop_details"] = message["stop_details"]
     if message.get("container") is not None:
         delta["container"] = copy.deepcopy(message["container"])
     end_usage = {k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens",

@@ -27,7 +27,9 @@ PAGE = ("# Example Domain\n\nThis domain is for use in documentation examples wi
 
 def _usage(fetch: int = 0, search: int = 0) -> dict[str, Any]:
     return {"input_tokens": 7198, "output_tokens": 112, "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0, "service_tier": "standard",
+            "cache_read_input_tokens": 0,
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+            "inference_geo": "global", "service_tier": "standard",
             "server_tool_use": {"web_fetch_requests": fetch, "web_search_requests": search}}
 
 
