@@ -13,5 +13,6 @@ from . import (  # noqa: F401  (imported to register their checks)
     editor_edit,
     editor_errors,
     editor_paths,
+    editor_stateful,
     editor_view,
 )
