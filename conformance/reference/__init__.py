@@ -23,4 +23,13 @@ class ReferenceSubject(NamedTuple):
 
 REFERENCE_SUBJECTS: dict[str, ReferenceSubject] = {
     "reference-bash": ReferenceSubject("bash", "bash_20250124", "conformance.reference.bash:factory"),
+    "reference-editor-20241022": ReferenceSubject(
+        "editor", "text_editor_20241022", "conformance.reference.editor:text_editor_20241022"),
+    "reference-editor-20250124": ReferenceSubject(
+        "editor", "text_editor_20250124", "conformance.reference.editor:text_editor_20250124"),
+    "reference-editor-20250429": ReferenceSubject(
+        "editor", "text_editor_20250429", "conformance.reference.editor:text_editor_20250429"),
+    "reference-editor-20250728": ReferenceSubject(
+        "editor", "text_editor_20250728", "conformance.reference.editor:text_editor_20250728",
+        MappingProxyType({"max_characters": 10000})),
 }
