@@ -21,13 +21,20 @@ MAX_CHARS = 60_000
 _ICON = {"PASS": "✅", "FAIL": "❌", "INCOMPLETE": "⚠️"}
 
 
-def _field(label: str, value: object) -> list[str]:
-    """``- **Received:** `x``` for short values, a fenced block under the label otherwise."""
-    text = format_value(value, 600)
-    if "\n" not in text and len(text) <= 100 and "`" not in text:
-        return [f"- **{label}:** `{text}`"]
-    fence = "````" if "```" in text else "```"
-    return [f"**{label}:**", "", fence, text, fence, ""]
+def _inline(text: str) -> bool:
+    return "\n" not in text and len(text) <= 100 and "`" not in text
+
+
+def _received_documented(received: object, documented: object) -> list[str]:
+    """Both on one-line bullets when both are short, else both as fenced blocks (same style)."""
+    texts = [("Received", format_value(received, 600)), ("Documented", format_value(documented, 600))]
+    if all(_inline(t) for _, t in texts):
+        return [f"- **{label}:** `{t}`" for label, t in texts] + [""]
+    out: list[str] = []
+    for label, t in texts:
+        fence = "````" if "```" in t else "```"
+        out += [f"**{label}:**", "", fence, t, fence, ""]
+    return out
 
 
 def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
@@ -40,9 +47,7 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
     if r.get("message"):
         out += [r["message"].strip(), ""]
     if r.get("received") is not None or r.get("documented") is not None:
-        out += _field("Received", r.get("received")) + _field("Documented", r.get("documented"))
-        if out[-1]:
-            out.append("")
+        out += _received_documented(r.get("received"), r.get("documented"))
     if r.get("reproducer"):
         n = len(r["reproducer"])
         out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})</summary>",
