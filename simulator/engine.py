@@ -13,6 +13,7 @@ API::
     sim.remaining()  # [(cassette, exchange index)] not served yet
     sim.mount("/v1/files", handler)   # route other paths to another Handler
     Simulator(c, recorded_time=True)  # a FakeClock from ``clock_start``, moved to each ``at``
+    Simulator(c, disabled_rules=["messages.roles.alternate"])   # rules off by id
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -59,7 +60,7 @@ from .matchers import (
 )
 from .models import lookup
 from .registry import TOOLS
-from .rules import ALL_RULES, Rule, RuleContext, run_rules
+from .rules import ALL_RULES, RULES, Rule, RuleContext, run_rules
 from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
 from .state import SimState, container_param_id
 
@@ -84,7 +85,7 @@ class Simulator:
                  rules: Iterable[Rule] = ALL_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
-                 recorded_time: bool = False) -> None:
+                 recorded_time: bool = False, disabled_rules: Iterable[str] = ()) -> None:
         self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
         if recorded_time and clock is None:
             starts = [t for t in (_time(c.clock_start) for c in self.cassettes) if t is not None]
@@ -92,7 +93,11 @@ class Simulator:
         #: Move a FakeClock to each exchange's recorded ``at`` before judging its request.
         self.recorded_time = recorded_time
         self.matchers = tuple(matchers)
-        self.rules = tuple(rules)
+        disabled = set(disabled_rules)
+        unknown = disabled - set(RULES)
+        if unknown:
+            raise KeyError(f"unknown rule id(s) {sorted(unknown)}; known: {', '.join(RULES)}")
+        self.rules = tuple(r for r in rules if r.id not in disabled)
         self.clock: Clock = clock or SystemClock()
         self.faults = faults
         self.strict_matching = strict_matching

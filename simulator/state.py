@@ -129,6 +129,7 @@ class SimState:
         self.pending_calls: dict[str, PendingCall] = {}
         self.paused: PausedTurn | None = None
         self.pending_server_tools: dict[str, str] = {}
+        self._uploads: set[str] = set()
 
     # --- containers -------------------------------------------------------------------------
 
@@ -183,6 +184,9 @@ class SimState:
             self.pending_calls.pop(tid, None)
         self.paused = None
         self.pending_server_tools.clear()
+        last = msgs[-1] if msgs and msgs[-1].get("role") == "user" else None
+        self._uploads = {str(b["file_id"]) for b in blocks_of(last.get("content")) if
+                         b.get("type") == "container_upload" and "file_id" in b} if last else set()
         cid = container_param_id(body)
         if cid:
             self.refresh_checkpoints()
@@ -197,7 +201,8 @@ class SimState:
         if isinstance(container, dict) and isinstance(container.get("id"), str):
             cid = str(container["id"])
             c = self.touch_container(cid, repl_state=repl_state)
-            c.files |= set(_file_ids(message.get("content")))
+            c.files |= set(_file_ids(message.get("content"))) | self._uploads
+            self._uploads = set()
         content = blocks_of(message.get("content"))
         results = result_tool_use_ids(content)
         for b in content:

@@ -161,3 +161,26 @@ def test_claude_4_has_no_code_execution_and_gets_the_20250429_editor() -> None:
     b = body([user("hi")], tools=[{"type": "text_editor_20250124", "name": "str_replace_editor"}],
              model=sonnet4)
     assert messages_of(b)[0].endswith("Use `text_editor_20250728`.")
+
+
+def test_rules_export_as_data() -> None:
+    import json
+
+    rows = [r.to_json() for r in ALL_RULES]
+    json.dumps(rows)
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["ptc.container.required"]["inferred"] is False
+    assert by_id["ptc.strict_unsupported"]["inferred"] is True
+    assert by_id["ptc.strict_unsupported"]["source"]["tag"] == "?"
+
+
+def test_simulator_disables_rules_by_id() -> None:
+    from _simkit import cassette, exchange, message, post
+
+    from simulator.engine import Simulator
+    bad = body([user("a"), user("b")])
+    sim = Simulator(cassette(exchange(bad, message([text("ok")]))),
+                    disabled_rules=["messages.roles.alternate"])
+    assert sim(post(bad)).status == 200
+    with pytest.raises(KeyError, match="unknown rule"):
+        Simulator(cassette(exchange(bad, message([text("ok")]))), disabled_rules=["nope.nope"])

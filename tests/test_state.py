@@ -162,3 +162,11 @@ def test_seeded_container_can_expire_too() -> None:
     sim = Simulator(cassette(exchange(b, message([text("ok")]))), clock=clock)
     clock.advance(days=31)
     assert error_of(sim(post(b)))[2].startswith("container: container `container_old` has expired")
+
+
+def test_files_uploaded_into_the_container_are_remembered() -> None:
+    upload = {"type": "container_upload", "file_id": "file_up"}
+    b0 = body([user(text("Analyse this"), upload)], tools=[PTC_CE])
+    sim = Simulator(cassette(exchange(b0, message([text("ok")], container=CONTAINER))))
+    assert sim(post(b0)).status == 200
+    assert sim.state.containers["container_1"].files == {"file_up"}

@@ -43,6 +43,12 @@ class Rule:
         """True when the exact error text is not documented (source tag ``I`` or ``?``)."""
         return self.source.inferred
 
+    def to_json(self) -> dict[str, Any]:
+        """The rule as data (for docs and reports)."""
+        return {"id": self.id, "level": self.level, "source": self.source.to_json(),
+                "statement": self.statement, "message": self.message, "status": self.status,
+                "error_type": self.error_type, "inferred": self.inferred}
+
 
 @dataclass(frozen=True)
 class Violation:
