@@ -44,7 +44,9 @@ def requeue(store: Store, item: WorkItem) -> None:
 
 
 def take_lease(store: Store, item: WorkItem) -> None:
-    """Another holder heartbeats the item: this holder's ``expected_last_heartbeat`` goes stale."""
+    """Another holder heartbeats the item and keeps its lease from now on: this holder's
+    ``expected_last_heartbeat`` goes stale and the item is not re-queued."""
+    item.lease_expires_at = None
     later = store.now() + timedelta(microseconds=1)
     if item.last_heartbeat is not None and isoformat_z(later) <= item.last_heartbeat:
         later = later + timedelta(seconds=1)
