@@ -127,11 +127,14 @@ _KNOWN_TOOL_DIRS = {"messages", "sessions"}
 
 def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
     """The id matches the file path; tags agree with the traffic; sources cite real documents."""
-    if root is not None and c.path is not None:
-        try:
-            rel = c.path.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
-        except ValueError:
-            rel = None
+    if c.path is not None:
+        parts = [p for p in c.path.with_suffix("").parts if p not in (c.path.anchor, "")]
+        rel: str | None = "/".join(parts[-3:]) if len(parts) >= 3 else None  # a file linted alone
+        if root is not None:
+            try:
+                rel = c.path.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
+            except ValueError:
+                rel = None
         if rel is not None and rel != c.id:
             yield "/id", f"id {c.id!r} does not match the file path {rel!r}; rename one of them"
     parts = c.id.split("/")

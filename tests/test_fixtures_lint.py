@@ -131,3 +131,12 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["lint-fixtures", str(tmp_path), "--skip", "replay", "--skip", "sdk",
                  "--skip", "schema", "--skip", "identity"]) == 0
     assert STEPS[0] == "load"
+
+
+def test_a_file_linted_alone_is_checked_against_its_last_three_path_parts(tmp_path: Path) -> None:
+    path, _ = _copy(tmp_path, ONE_COMMAND)
+    assert lint_paths(path).problems == []
+    moved = tmp_path / "bash" / "bash_20250124" / "other_name.json"
+    path.rename(moved)
+    [p] = [p for p in lint_paths(moved).problems if p.step == "identity"]
+    assert (p.path, p.pointer) == (str(moved), "/id")
