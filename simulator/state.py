@@ -9,7 +9,8 @@ that deviates is judged against what it was told) and read by the rules:
   (seed 000 § Penggunaan ulang container; PROTOCOL.md §2 Container object).
 - ``pending_calls``: programmatic tool calls (``tool_use`` with a non-direct ``caller``) waiting for
   their ``tool_result``, by tool_use id.
-- ``paused``: the content of the last ``pause_turn`` response, which must be resent.
+- ``paused_turns``: the content of each conversation's last ``pause_turn`` response, which must be
+  resent (a conversation is known by its first message; ``paused`` is the latest one).
 - ``pending_server_tools``: ``server_tool_use`` blocks served without their result, and the tool
   they need in ``tools``.
 
@@ -18,6 +19,7 @@ Time comes from an injectable :class:`~simulator.clock.Clock`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -109,6 +111,14 @@ def result_tool_use_ids(content: Iterable[Mapping[str, Any]]) -> set[str]:
             if str(b.get("type", "")).endswith("_tool_result") and "tool_use_id" in b}
 
 
+def conversation_key(body: Mapping[str, Any]) -> str:
+    """A conversation is known by its first message (every request resends the history)."""
+    msgs = body.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return ""
+    return json.dumps(msgs[0], sort_keys=True, separators=(",", ":"), default=str)
+
+
 def container_param_id(body: Mapping[str, Any]) -> str | None:
     """The request's ``container`` param: a string id or ``{"id": ...}``."""
     c = body.get("container")
@@ -127,7 +137,8 @@ class SimState:
         self.rolling_window = rolling_window
         self.containers: dict[str, Container] = {}
         self.pending_calls: dict[str, PendingCall] = {}
-        self.paused: PausedTurn | None = None
+        self.paused_turns: dict[str, PausedTurn] = {}
+        self._conversation = ""
         self.pending_server_tools: dict[str, str] = {}
         self._uploads: set[str] = set()
 
@@ -182,7 +193,8 @@ class SimState:
             answered |= result_tool_use_ids(blocks_of(m.get("content")))
         for tid in answered:
             self.pending_calls.pop(tid, None)
-        self.paused = None
+        self._conversation = conversation_key(body)
+        self.paused_turns.pop(self._conversation, None)
         self.pending_server_tools.clear()
         last = msgs[-1] if msgs and msgs[-1].get("role") == "user" else None
         self._uploads = {str(b["file_id"]) for b in blocks_of(last.get("content")) if
@@ -217,7 +229,16 @@ class SimState:
             elif t == "server_tool_use" and str(b.get("id")) not in results:
                 self.pending_server_tools[str(b.get("id"))] = str(b.get("name"))
         if message.get("stop_reason") == "pause_turn":
-            self.paused = PausedTurn(tuple(content), message.get("id"), cid)
+            self.paused_turns[self._conversation] = PausedTurn(tuple(content), message.get("id"), cid)
+
+    @property
+    def paused(self) -> PausedTurn | None:
+        """The most recent paused turn still waiting to be resent."""
+        return next(reversed(self.paused_turns.values()), None)
+
+    def paused_for(self, body: Mapping[str, Any]) -> PausedTurn | None:
+        """The paused turn of the conversation ``body`` continues, if any."""
+        return self.paused_turns.get(conversation_key(body))
 
     def pending_for(self, ids: Iterable[str]) -> list[PendingCall]:
         return [self.pending_calls[i] for i in ids if i in self.pending_calls]

@@ -170,3 +170,18 @@ def test_files_uploaded_into_the_container_are_remembered() -> None:
     sim = Simulator(cassette(exchange(b0, message([text("ok")], container=CONTAINER))))
     assert sim(post(b0)).status == 200
     assert sim.state.containers["container_1"].files == {"file_up"}
+
+
+def test_a_paused_turn_binds_only_its_own_conversation() -> None:
+    paused = [text("Working."), SRV_B]
+    a0 = body([user("go")], tools=[PTC_CE])
+    other = body([user("something else")], tools=[PTC_CE])
+    a1 = body([user("go"), assistant(*paused)], tools=[PTC_CE])
+    sim = Simulator([cassette(exchange(a0, message(paused, "pause_turn")),
+                              exchange(a1, message([OUTPUT, text("done")])), id="a"),
+                     cassette(exchange(other, message([text("hi")])), id="b")])
+    sim(post(a0))
+    assert sim(post(other)).status == 200  # another conversation is not bound by A's pause
+    assert sim.state.paused_for(a1) is not None
+    assert sim(post(a0)).status == 400  # A itself must resend the paused content
+    assert sim(post(a1)).status == 200 and sim.state.paused is None and sim.done

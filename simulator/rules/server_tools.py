@@ -47,7 +47,7 @@ def unknown_or_expired(ctx: RuleContext) -> str | None:
       statement="After pause_turn, the paused content is resent as the last assistant message.",
       message=PAUSE_TURN)
 def resend_assistant_content(ctx: RuleContext) -> str | None:
-    paused = ctx.state.paused
+    paused = ctx.state.paused_for(ctx.body)
     if paused is None:
         return None
     a = ctx.last_assistant_index()
