@@ -10,15 +10,22 @@ paths there); ``/v1/files``, ``/v1/models`` to their APIs; anything else is the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, iter_corpus, load_cassette
-from .errors import not_found
+from .errors import api_error, invalid_request, not_found
 from .files_api import FilesAPI
-from .http import Handler, SimRequest, SimResponse
+from .http import Handler, SimRequest, SimResponse, SSEEvent
 from .models_api import ModelsAPI
+
+#: The SDK (2.10, ``lib/threads/_thread_state.py``) keeps a conversation server-side when a
+#: request carries ``thread``; not in PROTOCOL.md yet [S].
+THREADS_BETA = "message-threads-2026-08-12"
+#: Fields a ``continue`` request leaves out because the thread keeps them [S].
+THREAD_CREATE_ONLY_FIELDS = ("system", "tools")
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -34,6 +41,7 @@ class Routes:
                  mounts: Iterable[tuple[str, Handler]] = ()) -> None:
         self.mounts: list[tuple[str, Handler]] = list(mounts)
         self.messages = messages
+        self._threads = MessageThreads(messages) if messages is not None else None
         self.files = files if files is not None else FilesAPI()
         self.models = models if models is not None else ModelsAPI()
 
@@ -46,7 +54,7 @@ class Routes:
             if _under(path, prefix):
                 return handler
         if _under(path, "/v1/messages"):
-            return self.messages
+            return self._threads
         if _under(path, "/v1/files"):
             return self.files
         if _under(path, "/v1/models"):
@@ -63,6 +71,88 @@ class Routes:
         if handler is None:
             return not_found()
         return handler(request)
+
+
+class MessageThreads:
+    """Server-held conversations (``thread``, beta ``message-threads-2026-08-12``), which the SDK's
+    tool runner uses by default: a ``{"type": "create"}`` request is stored under its reply's id;
+    a ``{"type": "continue", "previous_message_id": ...}`` request, which sends only the new
+    messages (none after ``pause_turn``) and no ``system``/``tools``, is expanded back to the full
+    request before ``handler`` (the replay engine) sees it. Requests without ``thread`` pass as
+    they are. Error messages and statuses for thread errors are inferred [I]; the SDK reads only
+    ``error.details.error_code``.
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self._stored: dict[str, dict[str, Any]] = {}
+        self._continued: set[str] = set()
+
+    def __call__(self, request: SimRequest) -> SimResponse:
+        body = _json_object(request) if request.path.rstrip("/") == "/v1/messages" else None
+        thread = body.get("thread") if body is not None else None
+        if body is None or not isinstance(thread, dict):
+            return self.handler(request)
+        params = {k: v for k, v in body.items() if k != "thread"}
+        kind = thread.get("type")
+        if kind == "continue":
+            previous = str(thread.get("previous_message_id"))
+            stored = self._stored.get(previous)
+            if stored is None:
+                return _thread_error("thread_not_found", f"No thread holds message {previous}; "
+                                     "start a new thread with the full history.")
+            if previous in self._continued:
+                return _thread_error("thread_already_continued", f"Message {previous} was already "
+                                     "continued; continue from the latest reply.")
+            params = {**{f: stored[f] for f in THREAD_CREATE_ONLY_FIELDS if f in stored}, **params,
+                      "messages": [*stored["messages"], *(params.get("messages") or [])]}
+            self._continued.add(previous)
+        elif kind != "create":
+            return invalid_request(f"thread.type must be 'create' or 'continue', got {kind!r}")
+        headers = {k: v for k, v in request.headers.items() if k != "content-length"}
+        expanded = SimRequest(request.method, request.path, headers, dict(request.query),
+                              json.dumps(params).encode())
+        response = self.handler(expanded)
+        if response.status != 200:
+            return response
+        if response.events is not None:
+            response.events = self._remember_stream(params, response.events)
+        elif isinstance(response.body, dict):
+            self._remember(params, response.body)
+        return response
+
+    def _remember(self, params: dict[str, Any], reply: dict[str, Any]) -> None:
+        if isinstance(reply.get("id"), str):
+            history = [*params.get("messages", []),
+                       {"role": "assistant", "content": reply.get("content", [])}]
+            self._stored[reply["id"]] = {**params, "messages": history}
+
+    def _remember_stream(self, params: dict[str, Any],
+                         events: Iterable[SSEEvent]) -> Iterator[SSEEvent]:
+        from .sse import assemble_message
+
+        seen = []
+        for event in events:
+            seen.append(event)
+            yield event
+        try:
+            self._remember(params, assemble_message(seen))
+        except ValueError:  # a stream that ended in an error event holds no reply to continue
+            pass
+
+
+def _json_object(request: SimRequest) -> dict[str, Any] | None:
+    try:
+        body = request.json()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _thread_error(code: str, message: str) -> SimResponse:
+    response = api_error(400, "invalid_request_error", message)
+    response.body["error"]["details"] = {"error_code": code}
+    return response
 
 
 def load_cassettes(source: Cassette | Sequence[Cassette] | str | Path) -> list[Cassette]:

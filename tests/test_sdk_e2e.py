@@ -123,17 +123,21 @@ def query_database(sql: str) -> str:
     return '[{"customer": "Acme", "revenue": 1200}]'
 
 
-# The SDK 2.10 tool runner keeps the conversation server-side (`thread`, beta
-# message-threads-2026-08-12) unless told `thread=False`; the simulator replays full histories.
-RUNNER = {"model": sc.MODEL, "max_tokens": 1024, "thread": False}
+# The SDK 2.10 tool runner keeps the conversation server-side by default (`thread`, beta
+# message-threads-2026-08-12: follow-ups send only new messages); `thread=False` sends the whole
+# history each turn. Both reach the engine as full histories (simulator.routes.MessageThreads).
+RUNNER = {"model": sc.MODEL, "max_tokens": 1024}
+THREADING = pytest.mark.parametrize("threading", [{}, {"thread": False}],
+                                    ids=["threaded", "unthreaded"])
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("stream", [False, True], ids=["create", "stream"])
-def test_tool_runner_client_tool_conversation(mode: str, stream: bool) -> None:
+@THREADING
+def test_tool_runner_client_tool_conversation(mode: str, stream: bool, threading: dict[str, Any]) -> None:
     with simulated(mode, sc.weather(get_weather.to_dict())) as (url, engine):  # type: ignore[arg-type]
         runner = sync_client(url).beta.messages.tool_runner(
-            tools=[get_weather], messages=[sc.QUESTION], stream=stream, **RUNNER)  # type: ignore[call-overload]
+            tools=[get_weather], messages=[sc.QUESTION], stream=stream, **RUNNER, **threading)  # type: ignore[call-overload]
         final = runner.until_done()
         assert final.content[-1].text == sc.ANSWER and final.stop_reason == "end_turn"
         assert engine.done and not engine.violations
@@ -153,24 +157,25 @@ def test_async_tool_runner(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_tool_runner_programmatic_tool_calling(mode: str) -> None:
+@THREADING
+def test_tool_runner_programmatic_tool_calling(mode: str, threading: dict[str, Any]) -> None:
     cassette = sc.ptc(query_database.to_dict())  # type: ignore[arg-type]
     with simulated(mode, cassette) as (url, engine):
         runner = sync_client(url).beta.messages.tool_runner(
             tools=[sc.CODE_EXECUTION, query_database],  # type: ignore[list-item]
-            messages=[sc.PTC_QUESTION], **RUNNER)
+            messages=[sc.PTC_QUESTION], **RUNNER, **threading)
         final = runner.until_done()
         assert final.content[-1].text == sc.PTC_ANSWER
+        # the engine's ptc.container.required rule saw the container sent back on the follow-up
         assert engine.done and not engine.violations
-        # the runner sent the container back on the follow-up, as programmatic calling requires
-        assert engine.state is not None
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_tool_runner_resends_a_paused_turn(mode: str) -> None:
+@THREADING
+def test_tool_runner_resends_a_paused_turn(mode: str, threading: dict[str, Any]) -> None:
     with simulated(mode, sc.pause_turn()) as (url, engine):
         runner = sync_client(url).beta.messages.tool_runner(
-            tools=[sc.CODE_EXECUTION], messages=[sc.PAUSE_QUESTION], **RUNNER)  # type: ignore[list-item]
+            tools=[sc.CODE_EXECUTION], messages=[sc.PAUSE_QUESTION], **RUNNER, **threading)  # type: ignore[list-item]
         stops = [message.stop_reason for message in runner]
         assert stops == ["pause_turn", "end_turn"]
         assert engine.done and not engine.violations
@@ -250,3 +255,86 @@ def test_sdk_gives_up_after_max_retries(waits: list[float]) -> None:
                 model=sc.MODEL, max_tokens=1024, tools=[sc.WEATHER_TOOL],  # type: ignore[list-item]
                 messages=[sc.QUESTION])  # type: ignore[list-item]
     assert info.value.status_code == 529 and len(waits) == 2
+
+
+# --- message threads ------------------------------------------------------------------------------
+
+def test_the_default_tool_runner_really_continues_a_server_side_thread() -> None:
+    import json
+
+    with simulator.mock(sc.weather(get_weather.to_dict())) as api:  # type: ignore[arg-type]
+        anthropic.Anthropic().beta.messages.tool_runner(
+            tools=[get_weather], messages=[sc.QUESTION], **RUNNER).until_done()  # type: ignore[call-overload]
+        sent = [json.loads(call.request.content) for call in api.calls]
+        assert api.simulator.done  # type: ignore[union-attr]
+    assert sent[0]["thread"] == {"type": "create"}
+    assert sent[1]["thread"] == {"type": "continue", "previous_message_id": "msg_01Weather1"}
+    assert len(sent[1]["messages"]) == 1 and "tools" not in sent[1]
+
+
+class _Seen:
+    def __init__(self, reply: dict[str, Any] | None = None, stream: bool = False) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.reply = reply or sc.message("msg_A", [{"type": "text", "text": "a"}], "end_turn")
+        self.stream = stream
+
+    def __call__(self, request: Any) -> Any:
+        from simulator.http import SimResponse
+        from simulator.sse import synthesize_events
+
+        self.bodies.append(request.json())
+        if self.stream:
+            return SimResponse(200, events=synthesize_events(self.reply))
+        return SimResponse(200, body=self.reply)
+
+
+def _post(handler: Any, body: dict[str, Any]) -> Any:
+    import json
+
+    from simulator.http import SimRequest
+
+    return handler(SimRequest("POST", "/v1/messages", {"content-type": "application/json"},
+                              body=json.dumps(body).encode()))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_threads_expand_a_continue_to_the_full_request(stream: bool) -> None:
+    from simulator.routes import MessageThreads
+
+    seen = _Seen(stream=stream)
+    threads = MessageThreads(seen)
+    first = _post(threads, {"model": sc.MODEL, "system": "be brief", "tools": [sc.WEATHER_TOOL],
+                            "messages": [sc.QUESTION], "thread": {"type": "create"}})
+    if stream:
+        list(first.events)  # the reply is remembered once the stream has been read
+    more = {"role": "user", "content": "and tomorrow?"}
+    _post(threads, {"model": sc.MODEL, "messages": [more],
+                    "thread": {"type": "continue", "previous_message_id": "msg_A"}})
+    assert "thread" not in seen.bodies[0] and "thread" not in seen.bodies[1]
+    assert seen.bodies[1]["tools"] == [sc.WEATHER_TOOL] and seen.bodies[1]["system"] == "be brief"
+    assert seen.bodies[1]["messages"] == [sc.QUESTION, {"role": "assistant", "content": [
+        {"type": "text", "text": "a"}]}, more]
+
+
+def test_thread_errors_carry_the_codes_the_sdk_recovers_from() -> None:
+    from simulator.routes import MessageThreads
+
+    seen = _Seen()
+    threads = MessageThreads(seen)
+    unknown = _post(threads, {"messages": [], "thread": {"type": "continue",
+                                                         "previous_message_id": "msg_X"}})
+    assert unknown.status == 400 and unknown.body["error"]["details"] == {"error_code": "thread_not_found"}
+    _post(threads, {"messages": [sc.QUESTION], "thread": {"type": "create"}})
+    again = {"messages": [], "thread": {"type": "continue", "previous_message_id": "msg_A"}}
+    assert _post(threads, again).status == 200
+    twice = _post(threads, again)
+    assert twice.body["error"]["details"] == {"error_code": "thread_already_continued"}
+    assert len(seen.bodies) == 2  # refused continues never reach the engine
+
+
+def test_the_pytest_plugin_fixture(tooluse_simulator: Any) -> None:
+    api = tooluse_simulator(sc.weather())
+    client = anthropic.Anthropic()
+    first = client.messages.create(model=sc.MODEL, max_tokens=1024, tools=[sc.WEATHER_TOOL],  # type: ignore[list-item]
+                                   messages=[sc.QUESTION])  # type: ignore[list-item]
+    assert first.stop_reason == "tool_use" and len(api.simulator.served) == 1
