@@ -8,6 +8,7 @@ ids the simulator reported firing). Every report shows the ``missing`` lists so 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -81,6 +82,9 @@ def known_rule_ids() -> list[str] | None:
 
 def known_check_ids() -> list[str]:
     from conformance.catalog import CATALOG
+
+    with contextlib.suppress(ImportError):  # registers every check of the suite
+        importlib.import_module("conformance.checks")
 
     return sorted(CATALOG)
 
