@@ -227,3 +227,19 @@ def test_harness_error_on_info_check_does_not_block(tmp_path: Path) -> None:
     skipped = ET.fromstring(xml).find(".//testcase/skipped")
     assert skipped is not None and "INFO harness error (does not fail the run)" in (
         skipped.get("message") or "")
+
+
+def test_rerender_from_results_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.reports.__main__ import main as rerender
+
+    sample_doc(tmp_path)
+    results = tmp_path / "results.json"
+    assert rerender([str(results), "--out", str(tmp_path / "r")]) == 1  # MUST failures
+    assert {p.name for p in (tmp_path / "r").iterdir()} == {"junit.xml", "report.md", "report.html"}
+    (tmp_path / "expected.txt").write_text("editor.demo.view_line_numbers\n"
+                                           "editor.demo.str_replace_multiple_matches\n"
+                                           "editor.demo.undo_edit_refused\n")
+    assert rerender([str(results), "--expected-failures", str(tmp_path / "expected.txt")]) == 0
+    assert "3 known failure(s), 0 new" in capsys.readouterr().out
+    assert rerender([str(tmp_path / "missing.json")]) == 2
+    assert "file not found" in capsys.readouterr().err
