@@ -281,3 +281,13 @@ def test_scenario_from_recorded_events() -> None:
     sc = scenario_from_events("rec", events)
     assert [[u.name for u in t.tool_uses] for t in sc.turns] == [["t", "u"]]
     assert sc.turns[0].text == "Looking." and sc.final_text == "Bye."
+
+
+def test_two_results_for_one_use_in_one_request_are_refused(sim: ManagedAgentsSimulator) -> None:
+    _, _, session = setup(sim)
+    use = next(e for e in sim.session(session.id).events if e["type"] == "agent.custom_tool_use")
+    result = {"type": "user.custom_tool_result", "custom_tool_use_id": use["id"]}
+    status, _ = raw(sim, "POST", f"/v1/sessions/{session.id}/events", {"events": [result, result]})
+    assert status == 400
+    assert sim.violations[-1].rule == "managed_agents.custom_tool_result.answered_once"
+    assert use["id"] not in sim.session(session.id).results  # nothing of the batch was applied

@@ -44,6 +44,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     g.add_argument("--editor-max-characters", type=int, default=None, metavar="N",
                    help="the max_characters the editor subjects are configured with "
                         "(text_editor_20250728; enables the truncation check)")
+    from conformance.workers.options import add_agent_options
+
+    add_agent_options(g)
     g.add_argument("--all-reference", action="store_true",
                    help="also run every bundled reference subject")
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
@@ -79,13 +82,17 @@ def build_subjects(args: argparse.Namespace) -> list[Any]:
         for cmd in getattr(args, f"{family}_cmd"):
             subjects.append(command_subject(cmd, family=family, tool_type=types[family],
                                             options=options[family]))
+    from conformance.workers.options import agent_subjects
+
+    subjects.extend(agent_subjects(args))
     if args.all_reference:
         for name, ref in REFERENCE_SUBJECTS.items():
             subjects.append(factory_subject(ref.spec, family=ref.family, tool_type=ref.tool_type,
                                             name=name, options=dict(ref.options)))
     if not subjects:
         raise UsageError("no subject to run; name one with --bash SPEC, --bash-cmd CMD, "
-                         "--editor SPEC, --editor-cmd CMD, or use --all-reference")
+                         "--editor SPEC, --editor-cmd CMD, --worker SPEC, --worker-cmd CMD, "
+                         "--loop SPEC, or use --all-reference")
     return _unique_names(subjects)
 
 

@@ -430,18 +430,22 @@ class ManagedAgentsSimulator:
             if s.status == "terminated":
                 raise self._refuse(SESSION_TERMINATED, f"session {session} is terminated and "
                                    "accepts no events", request)
+            batch: set[str] = set()
             for ev in events:
                 why = S.check_event(ev)
                 if why:
                     raise self._refuse(EVENT_SCHEMA, why, request)
                 if ev["type"] == "user.custom_tool_result":
-                    self._check_result(request, s, ev["custom_tool_use_id"])
+                    use_id = ev["custom_tool_use_id"]
+                    self._check_result(request, s, use_id, batch)
+                    batch.add(use_id)
             echoes = [S.receive(self.store, s, dict(ev)) for ev in events]
             return self._ok({"data": echoes})
 
-    def _check_result(self, request: SimRequest, s: Session, use_id: str) -> None:
+    def _check_result(self, request: SimRequest, s: Session, use_id: str,
+                      batch: set[str]) -> None:
         use = s.event(use_id)
-        if use_id in s.results:
+        if use_id in s.results or use_id in batch:
             raise self._refuse(RESULT_ONCE, f"agent.custom_tool_use {use_id} was already "
                                "answered; send one user.custom_tool_result per tool use", request)
         if use is None or use["type"] != "agent.custom_tool_use" or use_id not in s.pending:
