@@ -7,8 +7,10 @@
     ping
     per block:      content_block_start → content_block_delta* → content_block_stop
                     text: text_delta chunks; tool_use/server_tool_use: "input": {} then
-                    input_json_delta chunks (the first is ""); thinking: thinking_delta chunks then
-                    signature_delta; result blocks and anything else: whole in the start event
+                    input_json_delta chunks (the first is ""), except calls made from code
+                    (``caller`` not direct), which arrive whole; thinking: thinking_delta chunks
+                    then signature_delta; compaction: one compaction_delta; result blocks and
+                    anything else: whole in the start event
     message_delta   {"delta": {"stop_reason", "stop_sequence", "container"?}, "usage": cumulative}
     message_stop
 
@@ -59,6 +61,10 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
         for part in _chunks(str(block.get("text", "")), chunk):
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "text_delta", "text": part}})
+    elif t in TOOL_INPUT_BLOCKS and _called_by_code(block):
+        # A call made from code arrives whole, input included, with no deltas (real traffic:
+        # pydai__456, vercel__065, vercel__090).
+        yield _ev({"type": "content_block_start", "index": index, "content_block": dict(block)})
     elif t in TOOL_INPUT_BLOCKS:
         start = dict(block)
         start["input"] = {}
@@ -67,6 +73,13 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
         for part in ["", *_chunks(raw if raw != "{}" else "", chunk)]:
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "input_json_delta", "partial_json": part}})
+    elif t == "compaction":
+        start = {k: None if k in ("content", "encrypted_content") else v for k, v in block.items()}
+        yield _ev({"type": "content_block_start", "index": index, "content_block": start})
+        delta = {"type": "compaction_delta", "content": block.get("content")}
+        if "encrypted_content" in block:
+            delta["encrypted_content"] = block["encrypted_content"]
+        yield _ev({"type": "content_block_delta", "index": index, "delta": delta})
     elif t == "thinking":
         start = dict(block)
         start["thinking"], start["signature"] = "", ""
@@ -82,6 +95,11 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
     yield _ev({"type": "content_block_stop", "index": index})
 
 
+def _called_by_code(block: Mapping[str, Any]) -> bool:
+    caller = block.get("caller")
+    return isinstance(caller, dict) and caller.get("type") not in (None, "direct")
+
+
 def synthesize_events(message: Mapping[str, Any], *, chunk: int = DEFAULT_CHUNK,
                       ping_every: int = 0) -> list[SSEEvent]:
     """The SSE events the API would stream for ``message`` (deterministic chunking).
@@ -94,6 +112,8 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int = DEFAULT_CHUNK,
     usage = dict(msg.get("usage") or {})
     start_msg = dict(msg)
     start_msg.update(content=[], stop_reason=None, stop_sequence=None)
+    if "stop_details" in start_msg:
+        start_msg["stop_details"] = None
     if "container" in start_msg:
         start_msg["container"] = None
     start_usage = dict(usage)
@@ -109,6 +129,8 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int = DEFAULT_CHUNK,
                 events.append(SSEEvent("ping", {"type": "ping"}))
     delta: dict[str, Any] = {"stop_reason": msg.get("stop_reason"),
                              "stop_sequence": msg.get("stop_sequence")}
+    if "stop_details" in msg:
+        delta["stop_details"] = msg["stop_details"]
     if msg.get("container") is not None:
         delta["container"] = msg["container"]
     events.append(_ev({"type": "message_delta", "delta": delta, "usage": usage}))
@@ -186,6 +208,10 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
                 block["thinking"] = block.get("thinking", "") + d.get("thinking", "")
             elif dt == "signature_delta":
                 block["signature"] = d.get("signature", "")
+            elif dt == "compaction_delta":
+                block["content"] = d.get("content")
+                if "encrypted_content" in d:
+                    block["encrypted_content"] = d["encrypted_content"]
             elif dt == "citations_delta":
                 block["citations"] = [*(block.get("citations") or []), d.get("citation")]
         elif kind == "content_block_stop":

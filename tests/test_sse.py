@@ -256,3 +256,60 @@ def test_real_recorded_streams_assemble_like_the_sdk(shared_dir: Path) -> None:
         compared += 1
     assert compared >= len(streams) // 2, f"only {compared} of {len(streams)} streams compared"
     print(f"compared {compared} of {len(streams)} real streams with the SDK accumulator")
+
+
+def _shape(events: list[Any]) -> list[tuple[Any, ...]]:
+    """Event kinds, block types and start keys, delta types (runs collapsed), message_delta keys."""
+    out: list[tuple[Any, ...]] = []
+    for e in events:
+        d = e.data if isinstance(e, SSEEvent) else e["data"]
+        t = d.get("type")
+        if t == "ping":
+            continue
+        if t == "content_block_start":
+            out.append(("start", d["content_block"].get("type"), tuple(sorted(d["content_block"]))))
+        elif t == "content_block_delta":
+            out.append(("delta", d["delta"].get("type")))
+        elif t == "message_delta":
+            out.append(("message_delta", tuple(sorted(d["delta"]))))
+        else:
+            out.append((t,))
+    return [k for i, k in enumerate(out) if i == 0 or out[i - 1] != k]
+
+
+@pytest.mark.shared
+def test_synthesized_streams_have_the_shape_of_real_ones(shared_dir: Path) -> None:
+    """Assemble each real stream, synthesize it again: same events, block starts and deltas."""
+    streams = _real_streams(shared_dir)
+    if not streams:
+        pytest.skip("no sse_events captures in ../shared/real_traffic")
+    differ = []
+    for name, events in streams:
+        try:
+            m = assemble_message(events)
+        except (StreamError, ValueError):
+            continue
+        if not any(isinstance(e["data"], dict) and e["data"].get("type") == "content_block_stop"
+                   for e in events[-4:]) and m.get("stop_reason") == "max_tokens":
+            continue  # a stream cut short leaves its last block open; ours closes it
+        if _shape(events) != _shape(synthesize_events(m)):
+            differ.append(name)
+    assert not differ, differ
+
+
+def test_calls_made_from_code_arrive_whole_and_compaction_in_one_delta() -> None:
+    call = tool_use("toolu_c", "query_database", {"sql": "select 1"},
+                    caller={"type": "code_execution_20260120", "tool_id": "srvtoolu_1"})
+    compaction = {"type": "compaction", "content": "Summary of the conversation so far."}
+    m = message([compaction, call], "tool_use")
+    m["stop_details"] = None
+    events = synthesize_events(m)
+    check_grammar(events)
+    assert [e.event for e in blocks(events, 1)] == ["content_block_start", "content_block_stop"]
+    assert blocks(events, 1)[0].data["content_block"] == call
+    comp = blocks(events, 0)
+    assert comp[0].data["content_block"] == {"type": "compaction", "content": None}
+    assert comp[1].data["delta"] == {"type": "compaction_delta", "content": compaction["content"]}
+    md = next(e for e in events if e.event == "message_delta").data
+    assert "stop_details" in md["delta"] and events[0].data["message"]["stop_details"] is None
+    assert assemble_message(events) == m
