@@ -122,9 +122,11 @@ def test_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                 "exchanges": [{"request": {"method": "POST", "path": "/v1/messages", "body": {
                     "model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}},
                     "response": {"status": 200, "events": [
-                        {"event": "ping", "data": {"type": "ping"}}]}}]}
+                        {"event": "ping", "data": {"type": "ping"}},
+                        {"event": "error", "data": {"type": "error", "error": {
+                            "type": "overloaded_error", "message": "Overloaded"}}}]}}]}
     assert _run(capsys, _write(tmp_path, "c.json", cassette), "--strict")[0] == 0
-    cassette["exchanges"][0]["response"]["events"] = [{"event": "ping", "data": {"type": "pong"}}]
+    cassette["exchanges"][0]["response"]["events"][0] = {"event": "ping", "data": {"type": "pong"}}
     f = _write(tmp_path, "c2.json", cassette)
     code, out, _ = _run(capsys, f)
     assert code == 1 and out.startswith(f"{f}:/exchanges/0/response/events/0/data/type: ")

@@ -337,5 +337,60 @@ def test_validate_cassette_points_into_the_file() -> None:
     assert sorted(set(pointers)) == sorted([
         "/tools/0/name", "/exchanges/0/request/body/messages/0/content/0",
         "/exchanges/0/response/body/content/0", "/exchanges/1/request/body",
-        "/exchanges/1/response/events/0/data/type"])
+        "/exchanges/1/response/events/0/data/type",
+        "/exchanges/1/response/events"])  # sse.order: a stream with no message_start/stop
     assert pointers.count("/exchanges/1/request/body") == 3  # model, max_tokens, messages
+
+
+# --- the order of streamed events ------------------------------------------------------------
+
+def _stream(*types_and_index: tuple[str, int | None]) -> list[dict[str, Any]]:
+    payloads: dict[str, dict[str, Any]] = {
+        "message_start": {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 0}}},
+        "content_block_start": {"type": "content_block_start",
+                                "content_block": {"type": "text", "text": ""}},
+        "content_block_delta": {"type": "content_block_delta",
+                                "delta": {"type": "text_delta", "text": "a"}},
+        "content_block_stop": {"type": "content_block_stop"},
+        "message_delta": {"type": "message_delta", "delta": {
+            "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+        "message_stop": {"type": "message_stop"}, "ping": {"type": "ping"},
+    }
+    out = []
+    for t, index in types_and_index:
+        data = dict(payloads[t])
+        if index is not None:
+            data["index"] = index
+        out.append({"event": t, "data": data})
+    return out
+
+
+GOOD = [("message_start", None), ("content_block_start", 0), ("ping", None),
+        ("content_block_delta", 0), ("content_block_stop", 0), ("content_block_start", 1),
+        ("content_block_stop", 1), ("message_delta", None), ("message_stop", None)]
+
+
+def test_a_well_ordered_stream_and_two_in_a_row() -> None:
+    assert validate(_stream(*GOOD), "sse_events", strict=True) == []
+    assert validate(_stream(*GOOD, *GOOD), "sse_events", strict=True) == []
+
+
+@pytest.mark.parametrize("events,pointer,words", [
+    (GOOD[1:], "/0", "first event is message_start"),
+    ([*GOOD[:3], ("content_block_delta", 1), *GOOD[3:]], "/3", "never started"),
+    ([*GOOD[:5], ("content_block_start", 2), *GOOD[6:]], "/5", "next block index is 1"),
+    ([*GOOD[:4], *GOOD[7:]], "/4", "still open"),
+    ([*GOOD[:8]], "", "ends without message_stop"),
+    ([*GOOD, ("content_block_delta", 0)], "/9", "after the stream ended"),
+    ([*GOOD[:7], ("message_stop", None)], "/7", "before any message_delta"),
+])
+def test_stream_order_violations(events: list[tuple[str, int | None]], pointer: str,
+                                 words: str) -> None:
+    strict = validate(_stream(*events), "sse_events", strict=True)
+    assert [v.rule for v in strict][:1] == ["sse.order"]
+    assert strict[0].pointer == pointer and words in strict[0].message
+    lenient = validate(_stream(*events), "sse_events")
+    assert lenient and all(v.severity == "info" for v in lenient)

@@ -194,11 +194,15 @@ def validate(obj: Any, kind: str, *, strict: bool = False,
         raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
     if kind == "block" and isinstance(obj, dict) and obj.get("type") in BLOCK_TYPES:
         kind = f"block:{obj['type']}"  # dispatch on type: one small validator per block type
+    order: list[Violation] = []
+    if kind == "sse_events" and isinstance(obj, list):
+        from ._stream import stream_order  # the event order: errors in strict mode, notes else
+        order = stream_order(obj, "error" if strict else "info")
     fast = _fast_validator(kind, mode, max_agent_tools)
     if fast is not None and fast.is_valid(obj):
-        return []
+        return order
     validator = validator_for(kind, mode, max_agent_tools)
     owners = _owners(mode, max_agent_tools)
-    out = [v for e in validator.iter_errors(obj) for v in _convert(e, owners)]
+    out = [v for e in validator.iter_errors(obj) for v in _convert(e, owners)] + order
     out.sort(key=lambda v: (v.severity != "error", v.pointer))
     return list(dict.fromkeys(out))
