@@ -71,6 +71,8 @@ class CassetteFacts:
     #: Client tool results sent with ``is_error: true``, named by ``tags.client_errors`` (the
     #: traffic cannot say what kind of failure a free-text result is); ``is_error`` otherwise.
     client_errors: frozenset[str] = frozenset()
+    #: ``(result block type, error_code)`` pairs: which sub-tool's result carried each code.
+    error_results: frozenset[tuple[str, str]] = frozenset()
 
 
 def _walk(obj: Any) -> Iterator[tuple[str, Any]]:
@@ -96,7 +98,9 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
     """Error codes, stop reasons, rejected rules and statuses as the responses show them."""
     codes: set[str] = set()
     stops: set[str] = set()
+    results: set[tuple[str, str]] = set()
     for payload in _payloads(cassette):
+        results.update(_error_results(payload))
         for key, val in _walk(payload):
             if key == "error_code" and isinstance(val, str):
                 codes.add(val)
@@ -117,7 +121,21 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
         tool_type=str(cassette.tags.get("tool_type") or (parts[1] if len(parts) > 1 else "")),
         scenario=str(cassette.tags.get("scenario") or parts[-1]), streamed=cassette.streamed,
         error_codes=frozenset(codes), stop_reasons=frozenset(stops), rules=frozenset(rules),
-        statuses=frozenset(statuses), client_errors=frozenset(client_errors))
+        statuses=frozenset(statuses), client_errors=frozenset(client_errors),
+        error_results=frozenset(results))
+
+
+def _error_results(obj: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(obj, dict):
+        inner = obj.get("content")
+        if (str(obj.get("type", "")).endswith("_tool_result") and isinstance(inner, dict)
+                and isinstance(inner.get("error_code"), str)):
+            yield str(obj["type"]), inner["error_code"]
+        for v in obj.values():
+            yield from _error_results(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _error_results(v)
 
 
 # --- steps ----------------------------------------------------------------------------------

@@ -16,7 +16,13 @@ import pytest
 
 from simulator.cassette import Cassette, iter_corpus
 from simulator.lint import CassetteFacts, cassette_facts
-from simulator.registry import STOP_REASONS, TOOLS, of_family
+from simulator.registry import (
+    STOP_REASONS,
+    TOOLS,
+    WEB_FETCH_ERROR_CODES,
+    WEB_SEARCH_ERROR_CODES,
+    of_family,
+)
 from simulator.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,11 +67,10 @@ MA_SCENARIOS = ("one_tool_use", "several_tool_uses", "requires_action_unanswered
 def _required() -> Iterator[tuple[str, str, str, bool]]:
     """(kind, tool_type, what, streamed) combinations the corpus must hold."""
     for tv in of_family("code_execution"):
-        for sub, codes in tv.error_codes.items():
-            if tv.legacy or sub != "code_execution":
-                for code in codes:
-                    for streamed in (False, True):
-                        yield "error_code", tv.type, code, streamed
+        for sub, result_block in tv.sub_tools.items():
+            for code in tv.error_codes[sub]:
+                for streamed in (False, True):
+                    yield "error_result", tv.type, f"{result_block}:{code}", streamed
         if not tv.legacy:
             for scen in CE_SCENARIOS:
                 for streamed in (False, True):
@@ -91,8 +96,11 @@ def _required() -> Iterator[tuple[str, str, str, bool]]:
             yield "scenario", tv.type, "insert_text_at_0", False
         if "max_characters" in tv.definition_fields:
             yield "scenario", tv.type, "max_characters", False
-    for t in ("web_search_20260209", "web_fetch_20260209"):
-        yield "tool_type", t, "any", False
+    for t, codes in (("web_search_20260209", WEB_SEARCH_ERROR_CODES),
+                     ("web_fetch_20260209", WEB_FETCH_ERROR_CODES)):
+        block = TOOLS[t].sub_tools[t.rsplit("_", 1)[0]]
+        for code in codes:
+            yield "error_result", t, f"{block}:{code}", False
     yield "scenario", "code_execution_20250825", "deferred_server_result", False
     yield "scenario", "code_execution_20250825", "deferred_server_result", True
     for status in API_STATUSES:
@@ -125,11 +133,11 @@ def _has(facts: list[CassetteFacts], kind: str, tool_type: str, what: str, strea
             return True
         if kind == "client_error" and what in f.client_errors:
             return True
+        if kind == "error_result" and tuple(what.split(":", 1)) in f.error_results:
+            return True
         if kind == "scenario" and f.scenario == what:
             return True
         if kind == "status" and int(what) in f.statuses:
-            return True
-        if kind == "tool_type":
             return True
     return False
 
@@ -159,7 +167,11 @@ def test_every_messages_tool_version_has_cassettes(facts: list[CassetteFacts]) -
 def test_required_list_fails_on_a_missing_combination(facts: list[CassetteFacts]) -> None:
     """The check can fail: drop the cassettes of one error code and it is reported."""
     without = [f for f in facts if "output_file_too_large" not in f.error_codes]
-    assert not _has(without, "error_code", "code_execution_20250825", "output_file_too_large", False)
+    wanted = ("error_result", "code_execution_20250825",
+              "bash_code_execution_tool_result:output_file_too_large", False)
+    assert wanted in REQUIRED
+    assert _has(facts, *wanted)
+    assert not _has(without, *wanted)
 
 
 def test_coverage_md_is_current(corpus: list[Cassette]) -> None:

@@ -52,17 +52,19 @@ def coverage_markdown(cassettes: Iterable[Cassette]) -> str:
                    f"| {_cell(r for f in facts for r in f.rules)} "
                    f"| {', '.join(str(s) for s in sorted({s for f in facts for s in f.statuses}))} "
                    f"| {plain} | {streamed} |\n")
-    by_tool: dict[str, set[tuple[str, bool]]] = defaultdict(set)
+    by_tool: dict[str, set[tuple[str, str, bool]]] = defaultdict(set)
     for facts in rows.values():
         for f in facts:
-            for code in f.error_codes:
-                by_tool[f.tool_type].add((code, f.streamed))
-    out += ["\n## Error codes by tool type\n\n", "| tool type | error code | plain | streamed |\n",
-            "| --- | --- | --- | --- |\n"]
+            for block, code in f.error_results:
+                by_tool[f.tool_type].add((block, code, f.streamed))
+    out += ["\n## Error codes by tool type and result block\n\n",
+            "| tool type | result block | error code | plain | streamed |\n",
+            "| --- | --- | --- | --- | --- |\n"]
     for tt in sorted(by_tool):
-        for code in sorted({c for c, _ in by_tool[tt]}):
-            out.append(f"| `{tt}` | `{code}` | {'✓' if (code, False) in by_tool[tt] else '—'} "
-                       f"| {'✓' if (code, True) in by_tool[tt] else '—'} |\n")
+        for block, code in sorted({(bl, c) for bl, c, _ in by_tool[tt]}):
+            out.append(f"| `{tt}` | `{block}` | `{code}` "
+                       f"| {'✓' if (block, code, False) in by_tool[tt] else '—'} "
+                       f"| {'✓' if (block, code, True) in by_tool[tt] else '—'} |\n")
     stops: dict[str, set[str]] = defaultdict(set)
     rules: dict[str, set[str]] = defaultdict(set)
     for c in cassettes:

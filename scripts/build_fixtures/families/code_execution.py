@@ -151,6 +151,19 @@ def editor_error(v: str, streamed: bool, code: str) -> CassetteBuilder:
     return cb
 
 
+def code_error(v: str, streamed: bool, code: str) -> CassetteBuilder:
+    """The ``code_execution`` sub-tool (a Python run, 20260120+): code_execution_tool_result_error."""
+    cb = _cb(v, f"code_error_{code}", f"code_execution (Python) error {code}", [S_ERR,
+             protocol("2. Code execution tool: Result blocks")], streamed)
+    c = Conversation(cb).user("Compute the first ten primes in Python.")
+    sid = cb.ids.make("srvtoolu")
+    code_in = "" if code == "invalid_tool_input" else (
+        "while True:\n    pass" if code == "execution_time_exceeded" else "print([2, 3, 5, 7, 11])")
+    c.turn([b.server_tool_use(sid, "code_execution", {"code": code_in}), b.code_error(sid, code),
+            b.text(f"The Python run failed ({code}).")], "end_turn", container=True, error_codes=[code])
+    return cb
+
+
 def pause_turn(v: str, streamed: bool) -> CassetteBuilder:
     cb = _cb(v, "pause_turn", "pause_turn and its continuation (assistant content resent as-is)",
              [S_PAUSE, S_PAUSE_P], streamed)
@@ -267,6 +280,9 @@ def build() -> Iterator[CassetteBuilder]:
                 yield bash_error(v, streamed, code)
             for code in tv.error_codes["text_editor_code_execution"]:
                 yield editor_error(v, streamed, code)
+            if "code_execution" in tv.sub_tools:
+                for code in tv.error_codes["code_execution"]:
+                    yield code_error(v, streamed, code)
             yield pause_turn(v, streamed)
             yield container_reuse(v, streamed)
             yield container_expired(v, streamed)

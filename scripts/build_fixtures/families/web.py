@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from simulator.registry import WEB_ERROR_CODES_SOURCE, WEB_FETCH_ERROR_CODES, WEB_SEARCH_ERROR_CODES
 from simulator.sources import SEED_CODE_EXECUTION, protocol, seed
 
 from .. import blocks as b
@@ -93,6 +94,29 @@ def reject_old_ce() -> CassetteBuilder:
     return cb
 
 
+def tool_error(tool: dict[str, Any], code: str) -> CassetteBuilder:
+    """A web tool called from the filtering code fails: ``*_tool_result`` with an error content."""
+    name = tool["name"]
+    cb = CassetteBuilder("web", tool["type"], f"error_{code}", f"{name} result error {code}",
+                         [WEB_ERROR_CODES_SOURCE, S_DF], model=MODEL,
+                         tools=[tool, {"type": CE, "name": "code_execution"}])
+    c = Conversation(cb).user("Fetch https://example.com and reply with only the page title."
+                              if name == "web_fetch" else "What is the mass of the Sun?")
+    sid, wid = cb.ids.make("srvtoolu"), cb.ids.make("srvtoolu")
+    caller = b.code_caller(sid)
+    arg = {"url": "https://example.com"} if name == "web_fetch" else {"query": "mass of the Sun kg"}
+    err_type = "web_fetch_tool_result_error" if name == "web_fetch" else "web_search_tool_result_error"
+    result = {"type": f"{name}_tool_result", "tool_use_id": wid, "caller": caller,
+              "content": {"type": err_type, "error_code": code}}
+    c.turn([b.server_tool_use(sid, "code_execution", {"code": f"r = await {name}({arg!r})\nprint(r)"}),
+            b.server_tool_use(wid, name, arg, caller=caller), result,
+            b.code_result(sid, f"{{'type': '{err_type}', 'error_code': '{code}'}}\n"),
+            b.text(f"The {name.replace('_', ' ')} failed ({code}).")], "end_turn", container=True,
+           usage=_usage(fetch=int(name == "web_fetch"), search=int(name == "web_search")),
+           error_codes=[code])
+    return cb
+
+
 @family("web")
 def build() -> Iterator[CassetteBuilder]:
     yield fetch(False, True)
@@ -100,3 +124,7 @@ def build() -> Iterator[CassetteBuilder]:
     yield fetch(False, False)
     yield search()
     yield reject_old_ce()
+    for code in WEB_FETCH_ERROR_CODES:
+        yield tool_error(FETCH, code)
+    for code in WEB_SEARCH_ERROR_CODES:
+        yield tool_error(SEARCH, code)
