@@ -6,8 +6,9 @@ simulator refuses ``POST /v1/agents`` on the first one.
 
 Custom tool rules are seed 004 § "Deklarasi harus sesuai dengan Managed Agents API" (the agent's
 ``tools`` holds at most 256 entries and ``mcp__``/``ant__`` are reserved: the seed is the contract,
-PROTOCOL.md "Known discrepancies"; the limit is a parameter). Messages rules are the programmatic
-tool calling constraints of seed 002 / PROTOCOL.md §1, under the simulator's rule ids.
+PROTOCOL.md "Known discrepancies"; the limit is a parameter). Messages rules are the simulator's
+own request rules (:mod:`simulator.rules`: programmatic-calling constraints, fixed type/name
+pairs), applied definition by definition.
 """
 
 from __future__ import annotations
@@ -17,21 +18,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .registry import (
-    RESERVED_AGENT_TOOL_NAMES,
-    RESERVED_AGENT_TOOL_PREFIXES,
-    fixed_names,
-)
-from .sources import SEED_MANAGED_AGENTS, SEED_PTC, Source, protocol, seed
+from .registry import RESERVED_AGENT_TOOL_NAMES, RESERVED_AGENT_TOOL_PREFIXES
+from .sources import SEED_MANAGED_AGENTS, Source, seed
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 PROPERTY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 DEFAULT_MAX_TOOLS = 256
-CODE_CALLERS = ("code_execution_20250825", "code_execution_20260120", "code_execution_20260521")
 
 _MA = seed(SEED_MANAGED_AGENTS, "Deklarasi harus sesuai dengan Managed Agents API")
 _MA_LIMIT = seed(SEED_MANAGED_AGENTS, "Deklarasi harus sesuai dengan Managed Agents API (tools)")
-_PTC = seed(SEED_PTC, "Batasan / allowed_callers")
 
 
 @dataclass(frozen=True)
@@ -70,18 +65,12 @@ CUSTOM_PROPERTY = _rule("custom_tool.input_schema.property_name", _MA,
                         "property names are 1-64 letters, digits, underscores, dots and hyphens")
 AGENT_MAX_TOOLS = _rule("agent.tools.max_entries", _MA_LIMIT,
                         "the agent's `tools` holds at most 256 entries (a setting)")
-PTC_STRICT = _rule("ptc.strict_unsupported", _PTC,
-                   "`strict: true` is not supported on a tool callable from code")
-PTC_RECURSIVE_REF = _rule("ptc.recursive_ref", _PTC,
-                          "a tool callable from code has no self-referencing `$ref`")
-PTC_MCP = _rule("ptc.mcp_not_code_callable", protocol("1. Programmatic tool calling"),
-                "MCP connector tools cannot be called from code")
-PTC_PARALLEL = _rule("ptc.disable_parallel_tool_use_unsupported", _PTC,
-                     "`disable_parallel_tool_use` is not supported with programmatic calling")
-CHOICE_DIRECT = _rule("tool_choice.requires_direct_caller", _PTC,
-                      "`tool_choice` cannot force a tool whose `allowed_callers` lacks `direct`")
-FIXED_NAME = _rule("tools.fixed_type_name", protocol("2. Code execution tool: Definition"),
-                   "a built-in tool `type` carries its fixed `name`")
+#: Messages ``tools`` rules: the simulator's request rules (:mod:`simulator.rules`), applied to
+#: each definition on its own so that every offending tool gets its own finding.
+MESSAGES_TOOL_RULES = ("tools.fixed_type_name", "ptc.strict_unsupported", "ptc.recursive_ref",
+                       "ptc.mcp_not_code_callable")
+MESSAGES_LIST_RULES = ("tool_choice.requires_direct_caller",
+                       "ptc.disable_parallel_tool_use_unsupported")
 
 
 @dataclass(frozen=True)
@@ -93,22 +82,26 @@ class Finding:
 
     @property
     def level(self) -> str:
-        return DECLARATION_RULES[self.rule].level
+        return _meta(self.rule)[0]
 
     @property
     def source(self) -> Source:
-        return DECLARATION_RULES[self.rule].source
+        return _meta(self.rule)[1]
 
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "level": self.level, "pointer": self.pointer,
                 "message": self.message, "source": self.source.to_json()}
 
 
+def _esc(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
 def _walk(node: Any, ptr: str) -> Iterator[tuple[str, Any]]:
     yield ptr, node
     if isinstance(node, Mapping):
         for k, v in node.items():
-            yield from _walk(v, f"{ptr}/{str(k).replace('~', '~0').replace('/', '~1')}")
+            yield from _walk(v, f"{ptr}/{_esc(k)}")
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _walk(v, f"{ptr}/{i}")
@@ -153,7 +146,7 @@ def check_custom_tool(tool: Mapping[str, Any], ptr: str = "") -> list[Finding]:
             if isinstance(props, Mapping) and not p.endswith("/properties"):
                 for prop in props:
                     if not PROPERTY_RE.match(str(prop)):
-                        out.append(Finding(CUSTOM_PROPERTY, f"{p}/properties/{prop}",
+                        out.append(Finding(CUSTOM_PROPERTY, f"{p}/properties/{_esc(prop)}",
                                            f"custom tool {name!r}: property name {prop!r} must be "
                                            "1-64 letters, digits, `_`, `.` or `-`; rename it"))
     return out
@@ -182,83 +175,41 @@ def check_agent_tools(tools: Sequence[Any], *, max_tools: int = DEFAULT_MAX_TOOL
     return out
 
 
-def _code_callable(tool: Mapping[str, Any]) -> bool:
-    callers = tool.get("allowed_callers")
-    return isinstance(callers, list) and any(c in CODE_CALLERS for c in callers)
+def _meta(rule_id: str) -> tuple[str, Source]:
+    if rule_id in DECLARATION_RULES:
+        r = DECLARATION_RULES[rule_id]
+        return r.level, r.source
+    from .rules import RULES
 
-
-def _recursive_ref(schema: Any) -> str | None:
-    """The first ``$ref`` that points at itself or an ancestor (a cycle), or None."""
-    if not isinstance(schema, Mapping):
-        return None
-    defs: dict[str, Any] = {}
-    for key in ("$defs", "definitions"):
-        for k, v in (schema.get(key) or {}).items():
-            defs[f"#/{key}/{k}"] = v
-
-    def refs(node: Any) -> Iterator[str]:
-        for _, n in _walk(node, ""):
-            if isinstance(n, Mapping) and isinstance(n.get("$ref"), str):
-                yield n["$ref"]
-
-    if any(r == "#" for r in refs(schema)):
-        return "#"
-    graph = {d: set(refs(body)) for d, body in defs.items()}
-    for start in graph:
-        stack, seen = list(graph[start]), set()
-        while stack:
-            r = stack.pop()
-            if r == start:
-                return start
-            if r in seen:
-                continue
-            seen.add(r)
-            stack.extend(graph.get(r, ()))
-    return None
+    m = RULES[rule_id]
+    return m.level, m.source
 
 
 def check_messages_tools(tools: Sequence[Any], tool_choice: Any = None, *,
                          ptr: str = "/tools") -> list[Finding]:
-    """Programmatic-calling constraints and fixed names for a Messages ``tools`` list."""
+    """The programmatic-calling constraints and fixed type/name pairs for a Messages ``tools``
+    list, judged by the simulator's own rules: one finding per offending definition."""
+    from .rules import RULES, RuleContext
+    from .state import SimState
+
     out: list[Finding] = []
-    fixed = fixed_names()
-    by_name: dict[str, Mapping[str, Any]] = {}
+    state = SimState()
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             continue
-        p = f"{ptr}/{i}"
-        ttype, name = tool.get("type"), tool.get("name")
-        if isinstance(name, str):
-            by_name[name] = tool
-        if isinstance(ttype, str) and ttype in fixed and name != fixed[ttype]:
-            out.append(Finding(FIXED_NAME, f"{p}/name", f"a `{ttype}` tool must be named "
-                               f"{fixed[ttype]!r}, not {name!r}"))
-        if not _code_callable(tool):
-            continue
-        if tool.get("strict") is True:
-            out.append(Finding(PTC_STRICT, f"{p}/strict", f"tool {name!r} is callable from code "
-                               "(allowed_callers) and sets `strict: true`, which programmatic "
-                               "calling does not support; drop `strict` or the code caller"))
-        if isinstance(ttype, str) and ttype.startswith("mcp"):
-            out.append(Finding(PTC_MCP, f"{p}/allowed_callers", f"MCP tool {name!r} cannot be "
-                               "called from code; allow only `direct`"))
-        cycle = _recursive_ref(tool.get("input_schema"))
-        if cycle:
-            out.append(Finding(PTC_RECURSIVE_REF, f"{p}/input_schema", f"tool {name!r} is "
-                               f"callable from code but its input_schema refers to itself "
-                               f"({cycle}); the API answers `Circular $ref detected`. Unroll the "
-                               "recursion or allow only `direct`"))
+        ctx = RuleContext({"tools": [dict(tool)]}, {}, state)
+        for rid in MESSAGES_TOOL_RULES:
+            msg = RULES[rid].check(ctx)
+            if msg is not None:
+                field = {"tools.fixed_type_name": "/name", "ptc.strict_unsupported": "/strict",
+                         "ptc.recursive_ref": "/input_schema"}.get(rid, "")
+                out.append(Finding(rid, f"{ptr}/{i}{field}", msg.replace("tools.0.", f"tools.{i}.", 1)))
     if isinstance(tool_choice, Mapping):
-        forced = tool_choice.get("name") if tool_choice.get("type") == "tool" else None
-        target = by_name.get(forced) if isinstance(forced, str) else None
-        callers = target.get("allowed_callers") if target is not None else None
-        if isinstance(callers, list) and "direct" not in callers:
-            out.append(Finding(CHOICE_DIRECT, "/tool_choice/name", f"tool_choice forces "
-                               f"{forced!r}, whose allowed_callers {callers} lack `direct`; the "
-                               "model cannot call it directly"))
-        if tool_choice.get("disable_parallel_tool_use") is True and any(
-                isinstance(t, Mapping) and _code_callable(t) for t in tools):
-            out.append(Finding(PTC_PARALLEL, "/tool_choice/disable_parallel_tool_use",
-                               "`disable_parallel_tool_use` is not supported with programmatic "
-                               "tool calling; remove it"))
+        ctx = RuleContext({"tools": [dict(t) for t in tools if isinstance(t, Mapping)],
+                           "tool_choice": dict(tool_choice)}, {}, state)
+        for rid in MESSAGES_LIST_RULES:
+            msg = RULES[rid].check(ctx)
+            if msg is not None:
+                field = "/name" if rid.startswith("tool_choice") else "/disable_parallel_tool_use"
+                out.append(Finding(rid, f"/tool_choice{field}", msg))
     return out
