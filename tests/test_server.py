@@ -184,12 +184,16 @@ def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["serve", "/nonexistent/x.json"], "no such fixtures directory"),
     (["serve", "{cassette}", "--port", "70000"], "is not a port number"),
+    (["replay", "/nonexistent/x.json"], "no such fixtures directory"),
 ])
-def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: str,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
     args = [a.replace("{cassette}", str(_cassette(tmp_path))) for a in args]
-    proc = _tooluse(*args)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 2 and message in err and "Traceback" not in err
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("send", [True, False], ids=["complete", "incomplete"])
