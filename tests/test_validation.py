@@ -194,6 +194,18 @@ def test_tool_choice_types() -> None:
         "/tool_choice"]
 
 
+def test_request_headers_that_matter() -> None:
+    ok = {"anthropic-version": "2023-06-01", "content-type": "application/json",
+          "anthropic-beta": "code-execution-2025-05-22, files-api-2025-04-14", "x-stainless-os": "L"}
+    assert validate(ok, "request_headers", strict=True) == []
+    vs = validate({"anthropic-beta": "a b"}, "request_headers", strict=True)
+    assert [(v.pointer, v.message) for v in vs] == [
+        ("", "'anthropic-version' is a required property"),
+        ("/anthropic-beta", "anthropic-beta is a comma-separated list of beta names")]
+    assert [v.pointer for v in validate({"anthropic-beta": "a b"}, "request_headers")] == [
+        "/anthropic-beta"]
+
+
 # --- Managed Agents ----------------------------------------------------------------------------
 
 MA_TOOL = {"type": "custom", "name": "get_order_status", "description": "Look up an order.",

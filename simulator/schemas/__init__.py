@@ -45,6 +45,7 @@ BLOCK_TYPES: tuple[str, ...] = _blocks.BLOCK_TYPES
 #: kind -> (document, $defs entry).
 KINDS: dict[str, tuple[str, str]] = {
     "request": ("messages", "request"),
+    "request_headers": ("messages", "request_headers"),
     "message": ("messages", "message"),
     "response": ("messages", "response"),
     "usage": ("messages", "usage"),

@@ -8,6 +8,7 @@ from ._core import (
     ANY_OBJ,
     BOOL,
     INT,
+    MESSAGE,
     NONNEG,
     STR,
     Ctx,
@@ -147,11 +148,28 @@ def request(ctx: Ctx) -> Schema:
                        "parameters of older models)")
 
 
+def request_headers(ctx: Ctx) -> Schema:
+    """The request headers that matter (names lower-cased, as ``SimRequest`` keeps them).
+
+    Other headers (``x-stainless-*``, ``user-agent``...) are allowed in both modes."""
+    beta = {"type": "string", "pattern": r"^\s*[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*\s*$",
+            MESSAGE: "anthropic-beta is a comma-separated list of beta names",
+            "$comment": "comma-separated beta names, e.g. code-execution-2025-05-22 for "
+                        f"code_execution_20250522 ({protocol('5. Error responses: Bad beta name')})"}
+    s: Schema = {"type": "object", "properties": {
+        "anthropic-version": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
+                              MESSAGE: "anthropic-version is a date such as 2023-06-01"},
+        "anthropic-beta": beta, "content-type": STR, "accept": STR}}
+    if ctx.strict:
+        s["required"] = ["anthropic-version"]
+    return s
+
+
 def build(ctx: Ctx) -> Schema:
     return document(ctx, NAME, {
         "request": request(ctx), "message": message(ctx), "response": response(ctx),
         "tool_choice": tool_choice(ctx), "container": container(ctx),
         "container_param": container_param(ctx), "usage": usage(ctx),
         "delta_usage": delta_usage(ctx), "server_tool_usage": server_tool_usage(ctx),
-        "stop_reason": stop_reason(ctx),
+        "stop_reason": stop_reason(ctx), "request_headers": request_headers(ctx),
     }, title="Messages requests and responses")
