@@ -183,7 +183,13 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_draws_on_a_terminal_only() -> None:
+def test_progress_draws_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from conformance.reports import progress
+
+    monkeypatch.setattr(progress.shutil, "get_terminal_size",
+                        lambda fallback=(0, 0): os.terminal_size((200, 20)))
     tty, pipe = _Tty(), io.StringIO()
     for stream in (tty, pipe):
         p = Progress(stream)
@@ -243,3 +249,17 @@ def test_rerender_from_results_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "3 known failure(s), 0 new" in capsys.readouterr().out
     assert rerender([str(tmp_path / "missing.json")]) == 2
     assert "file not found" in capsys.readouterr().err
+
+
+def test_progress_line_fits_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from conformance.reports import progress
+
+    monkeypatch.setattr(progress.shutil, "get_terminal_size",
+                        lambda fallback=(0, 0): os.terminal_size((40, 20)))
+    tty = _Tty()
+    p = Progress(tty)
+    p.on_check_started("editor.a.very.long.check.id.that.goes.on", "a-subject-with-a-long-name")
+    drawn = tty.getvalue().split("\r\x1b[2K")[-1]
+    assert len(drawn) <= 39 and drawn.endswith("…")
