@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator import registry
 from simulator.cassette import parse_cassette
 from simulator.schemas import KINDS
+from simulator.strategies import response_blocks
 from simulator.validation import Violation, detect_kind, errors, validate, validate_cassette
 from simulator.validation import _validate as impl
 
@@ -406,3 +409,34 @@ def test_stream_order_violations(events: list[tuple[str, int | None]], pointer: 
     assert strict[0].pointer == pointer and words in strict[0].message
     lenient = validate(_stream(*events), "sse_events")
     assert lenient and all(v.severity == "info" for v in lenient)
+
+
+# --- the compiled fast path and the detailed validator agree -----------------------------------
+
+@st.composite
+def _mutated_blocks(draw: st.DrawFn) -> dict[str, Any]:
+    block = dict(draw(response_blocks()))
+    how = draw(st.sampled_from(["keep", "drop", "add", "retype", "recode"]))
+    if how == "drop":
+        block.pop(draw(st.sampled_from(sorted(block))))
+    elif how == "add":
+        block[draw(st.sampled_from(["extra", "caller", "input", "content"]))] = draw(
+            st.sampled_from([None, 1, "x", {}, {"type": "direct"}, []]))
+    elif how == "retype":
+        block["type"] = draw(st.sampled_from(["tool_search_tool_result", "text", "tool_use", 3]))
+    elif how == "recode" and isinstance(block.get("content"), dict):
+        block["content"] = {**block["content"], "error_code": draw(st.sampled_from(
+            ["container_expired", "nope", "unavailable"]))}
+    return block
+
+
+@settings(max_examples=50, deadline=None)
+@given(block=_mutated_blocks(), strict=st.booleans())
+def test_fast_path_agrees_on_generated_blocks(block: dict[str, Any], strict: bool) -> None:
+    mode = "strict" if strict else "lenient"
+    fast = impl._fast_validator("block", mode, 256)
+    if fast is None:
+        pytest.skip("jsonschema-rs is not installed")
+    slow = impl.validator_for("block", mode)
+    assert fast.is_valid(block) == (list(slow.iter_errors(block)) == [])
+    assert (validate(block, "block", strict=strict) == []) == fast.is_valid(block)
