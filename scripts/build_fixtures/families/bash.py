@@ -91,6 +91,20 @@ def error(v: str, kind: str) -> CassetteBuilder:
     return cb
 
 
+def output_truncated(v: str) -> CassetteBuilder:
+    cb, c = _cb(v, "output_truncated", "a long output truncated by the application (the API does not "
+                "truncate)", [seed(SEED_BASH, "큰 출력 처리하기 (Handle large outputs)"),
+                              protocol("4. Bash tool: Output")])
+    c.user("Show me the application log.")
+    tid = cb.ids.make("toolu")
+    c.turn([b.tool_use(tid, "bash", {"command": "cat /var/log/app.log"})], "tool_use")
+    head = "\n".join(f"2026-08-20 09:{i // 60:02d}:{i % 60:02d} INFO request {i} ok" for i in range(100))
+    c.tool_results(b.tool_result(tid, head + "\n\n... Output truncated (2500 total lines) ..."))
+    c.turn([b.text("The first 100 of 2500 log lines are routine INFO entries; nothing failed.")],
+           "end_turn")
+    return cb
+
+
 def pairing_rejections(v: str) -> Iterator[CassetteBuilder]:
     cb, c = _cb(v, "reject_unanswered_tool_use", "one of two tool_use blocks left unanswered", [S_HOW, S_ERRS])
     c.user("Which Python version is installed, and how much disk is free?")
@@ -140,6 +154,7 @@ def build() -> Iterator[CassetteBuilder]:
         yield restart(v)
         for kind in ERRORS:
             yield error(v, kind)
+    yield output_truncated("bash_20250124")
     yield from pairing_rejections("bash_20250124")
     yield reject_name("bash_20250124")
     yield reject_beta()

@@ -156,6 +156,18 @@ def timeout(v: str) -> CassetteBuilder:
     return cb
 
 
+def tool_error_string(v: str) -> CassetteBuilder:
+    cb = _cb(v, "tool_error_string", "a tool failure returned as the result string the code receives",
+             [protocol("1. Programmatic tool calling: Tool error example"), S_WHAT])
+    c = Conversation(cb).user("Who are our top customers by revenue?")
+    sid, tid = _pause(cb, c, code="try:\n    rows = await query_database({'sql': '" + SQL + "'})\n"
+                      "    print(rows)\nexcept Exception as e:\n    print('failed:', e)")
+    c.tool_results(b.tool_result(tid, "Error: Query timeout - table lock exceeded 30 seconds"))
+    _complete(cb, c, sid, "Error: Query timeout - table lock exceeded 30 seconds\n",
+              final="The database reported a lock timeout; the query can be retried in a moment.")
+    return cb
+
+
 def repl_state(v: str) -> CassetteBuilder:
     cb = _cb(v, "repl_state", "REPL state kept across requests that reuse the container",
              [S_REPL, seed(SEED_CODE_EXECUTION, "Penggunaan ulang container")])
@@ -284,6 +296,7 @@ def build() -> Iterator[CassetteBuilder]:
         yield several_pauses(v)
         yield timeout(v)
         yield repl_state(v)
+        yield tool_error_string(v)
         if v == "code_execution_20260521":
             yield detection_timeout(v)
         yield haiku_no_ptc(v)
