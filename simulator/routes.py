@@ -89,7 +89,8 @@ class MessageThreads:
         self._continued: set[str] = set()
 
     def __call__(self, request: SimRequest) -> SimResponse:
-        body = _json_object(request) if request.path.rstrip("/") == "/v1/messages" else None
+        threaded = b'"thread"' in request.body and request.path.rstrip("/") == "/v1/messages"
+        body = _json_object(request) if threaded else None
         thread = body.get("thread") if body is not None else None
         if body is None or not isinstance(thread, dict):
             return self.handler(request)
