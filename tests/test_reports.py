@@ -124,6 +124,9 @@ def test_junit_validates_against_jenkins_xsd(doc: dict[str, Any]) -> None:
     assert "Received:" in (failure.text or "") and "Reproducer:" in (failure.text or "")
     should = broken.find("testcase[@name='editor.demo.outside_workdir_refused']/skipped")
     assert should is not None and "SHOULD not met" in (should.get("message") or "")
+    gap = root.find("testsuite[@name='protocol-coverage']/properties/property"
+                    "[@name='coverage.stop_reasons']")
+    assert gap is not None and gap.get("value") == "1/3 exercised; missing: end_turn, pause_turn"
 
 
 def test_junit_strict_and_baseline(doc: dict[str, Any]) -> None:

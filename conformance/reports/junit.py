@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from .baseline import BaselineVerdict
+from .coverage import coverage_rows
 from .render_common import format_value, is_known, per_subject, reproducer_text
 from .results_file import gating
 
@@ -103,6 +104,14 @@ def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) ->
         if _DATETIME.fullmatch(stamp):  # xs:dateTime; normalised documents carry a placeholder
             suite.set("timestamp", stamp)
         total_time += time
+    rows = coverage_rows(doc.get("coverage") or {})
+    if rows:  # protocol coverage, so a gap shows in CI too: properties of an empty suite
+        cov = ET.SubElement(root, "testsuite", {"name": "protocol-coverage", "tests": "0"})
+        props = ET.SubElement(cov, "properties")
+        for dim, frac, missing in rows:
+            ET.SubElement(props, "property", {
+                "name": f"coverage.{dim.replace(' ', '_')}",
+                "value": _x(f"{frac} exercised; missing: {', '.join(missing) or 'none'}")})
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{total_time:.3f}")
