@@ -28,6 +28,12 @@ class InProcessSession:
     timeout: float = 10.0
     max_characters: int | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def _await(self, value: Any) -> Any:
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        return self.loop.run_until_complete(_awaited(value))
 
     def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
         self.history.append(tool_input)
@@ -35,7 +41,7 @@ class InProcessSession:
         try:
             out = self.handler(tool_input)
             if inspect.isawaitable(out):
-                out = asyncio.run(_awaited(out))
+                out = self._await(out)
         except Exception as e:  # an exception is an error result (DESIGN.md "Subjects")
             return ToolResult(content=f"{type(e).__name__}: {e}", is_error=True, raised=repr(e),
                               elapsed=time.monotonic() - t0)
@@ -54,8 +60,10 @@ class InProcessSession:
             if fn is not None:
                 out = fn()
                 if inspect.isawaitable(out):
-                    asyncio.run(_awaited(out))
-                return
+                    self._await(out)
+                break
+        if self.loop is not None:
+            self.loop.close()
 
 
 async def _awaited(x: Any) -> Any:

@@ -1,0 +1,141 @@
+"""Subjects wrapping the ``anthropic`` SDK's own tool implementations (SDK 2.10).
+
+- :func:`agent_toolset_bash`: the ``bash`` tool of ``beta_agent_toolset_20260401``
+  (``anthropic.lib.tools.agent_toolset``), as a ``bash_20250124`` subject.
+- :func:`agent_toolset_editor`: a text-editor profile over that toolset's ``read`` / ``write`` /
+  ``edit`` (and ``glob`` for directories): ``view`` → ``read``, ``create`` → ``write``,
+  ``str_replace`` → ``edit``. The toolset has no ``insert`` and no ``undo_edit``; those are
+  answered with an error naming the gap. Declare it as ``text_editor_20250728``.
+- :func:`memory_tool_editor`: ``BetaLocalFilesystemMemoryTool`` (``memory_20250818``), whose
+  commands (``view``, ``create``, ``str_replace``, ``insert`` with ``insert_text``) are the text
+  editor's; paths inside the working directory are mapped to ``/memories/...``. Declare it as
+  ``text_editor_20250728``.
+
+A ``ToolError`` raised by an SDK tool becomes ``{"content": ..., "is_error": True}``.
+
+    tooluse run --editor conformance.adapters.anthropic_sdk:agent_toolset_editor \\
+        --editor-type text_editor_20250728
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from anthropic.lib.tools import ToolError
+from anthropic.lib.tools._beta_functions import aclose_runnable_tool
+
+__all__ = ["agent_toolset_bash", "agent_toolset_editor", "memory_tool_editor"]
+
+#: The profile's declared tool type (no undo_edit; insert_text).
+EDITOR_PROFILE_TYPE = "text_editor_20250728"
+
+
+def _error(e: ToolError) -> dict[str, Any]:
+    return {"content": e.content, "is_error": True}
+
+
+class AgentToolsetBash:
+    """``bash`` of the agent toolset; async (the suite keeps one event loop per subject)."""
+
+    def __init__(self, workdir: Path, timeout: float | None = None) -> None:
+        from anthropic.lib.tools.agent_toolset import AgentToolContext, beta_bash_tool
+
+        self.timeout_ms = int((timeout or 120.0) * 1000)
+        self.tool = beta_bash_tool(AgentToolContext(workdir=str(workdir)))
+
+    async def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any] | str:
+        args = {k: v for k, v in tool_input.items() if k in ("command", "restart")}
+        if "command" in args:
+            args["timeout_ms"] = self.timeout_ms
+        try:
+            out = await self.tool.call(args)
+        except ToolError as e:
+            return _error(e)
+        return out if isinstance(out, str) else {"content": out, "is_error": False}
+
+    async def aclose(self) -> None:
+        await aclose_runnable_tool(self.tool)
+
+
+def agent_toolset_bash(workdir: Path, timeout: float | None = None) -> AgentToolsetBash:
+    return AgentToolsetBash(workdir, timeout)
+
+
+class AgentToolsetEditor:
+    """The text-editor profile over ``read`` / ``write`` / ``edit`` / ``glob``."""
+
+    def __init__(self, workdir: Path) -> None:
+        from anthropic.lib.tools.agent_toolset import (
+            AgentToolContext,
+            beta_edit_tool,
+            beta_glob_tool,
+            beta_read_tool,
+            beta_write_tool,
+        )
+
+        ctx = AgentToolContext(workdir=str(workdir))
+        self.read, self.write = beta_read_tool(ctx), beta_write_tool(ctx)
+        self.edit, self.glob = beta_edit_tool(ctx), beta_glob_tool(ctx)
+
+    async def __call__(self, tool_input: dict[str, Any]) -> Any:
+        command, path = tool_input.get("command"), tool_input.get("path")
+        try:
+            if command == "view" and isinstance(path, str) and os.path.isdir(path):
+                return await self.glob.call({"pattern": "**/*", "path": path})
+            if command == "view":
+                args: dict[str, Any] = {"file_path": path}
+                if "view_range" in tool_input:
+                    args["view_range"] = tool_input["view_range"]
+                return await self.read.call(args)
+            if command == "create":
+                return await self.write.call({"file_path": path,
+                                              "content": tool_input.get("file_text")})
+            if command == "str_replace":
+                return await self.edit.call({"file_path": path,
+                                             "old_string": tool_input.get("old_str"),
+                                             "new_string": tool_input.get("new_str", "")})
+        except ToolError as e:
+            return _error(e)
+        return {"content": f"Error: the agent toolset has no equivalent of {command!r} "
+                           "(it maps view/create/str_replace to read/write/edit)",
+                "is_error": True}
+
+
+def agent_toolset_editor(workdir: Path, timeout: float | None = None) -> AgentToolsetEditor:
+    return AgentToolsetEditor(workdir)
+
+
+class MemoryToolEditor:
+    """``BetaLocalFilesystemMemoryTool`` rooted at the working directory (as ``/memories``)."""
+
+    def __init__(self, workdir: Path) -> None:
+        from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
+
+        self.root = str(Path(workdir))
+        self.tool = BetaLocalFilesystemMemoryTool(base_path=self.root)
+        # The SDK roots memories at base_path/memories; point it at the working directory itself
+        # and drop the directory it made, so the suite's files are what it sees.
+        made = self.tool.memory_root
+        self.tool.memory_root = Path(self.root)
+        if made.is_dir() and not any(made.iterdir()):
+            made.rmdir()
+
+    def _memory_path(self, value: Any) -> Any:
+        if isinstance(value, str) and (value == self.root or value.startswith(self.root + "/")):
+            return "/memories" + value[len(self.root):]
+        return value
+
+    def __call__(self, tool_input: dict[str, Any]) -> Any:
+        mapped = dict(tool_input)
+        if "path" in mapped:
+            mapped["path"] = self._memory_path(mapped["path"])
+        try:
+            return self.tool.call(mapped)
+        except ToolError as e:
+            return _error(e)
+
+
+def memory_tool_editor(workdir: Path, timeout: float | None = None) -> MemoryToolEditor:
+    return MemoryToolEditor(workdir)

@@ -1,0 +1,47 @@
+"""The model-based editor check: the references agree with the model; broken editors are caught
+with a shrunk, replayable reproducer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from broken.editor_broken_edit import InsertZeroAfterFirst
+from broken.editor_broken_stateful import StaleViewCache
+from broken.editor_harness import make_session
+
+from conformance.reference.editor import EDITOR_FACTORIES, TextEditor
+from conformance.stateful import run_editor_model
+
+
+@pytest.mark.parametrize("tool_type", sorted(EDITOR_FACTORIES))
+def test_reference_editor_agrees_with_model(tool_type: str, tmp_path: Path) -> None:
+    s = make_session(EDITOR_FACTORIES[tool_type], tool_type, tmp_path)
+    assert run_editor_model(s, max_examples=25) is None
+
+
+@pytest.mark.parametrize("cls", [StaleViewCache, InsertZeroAfterFirst], ids=lambda c: c.__name__)
+def test_broken_editor_disagrees_with_a_replayable_reproducer(cls: type[TextEditor],
+                                                               tmp_path: Path) -> None:
+    def factory(workdir: Path, timeout: float | None = None) -> TextEditor:
+        return cls(workdir, tool_type="text_editor_20250429")
+
+    s = make_session(factory, "text_editor_20250429", tmp_path)
+    found = run_editor_model(s, max_examples=40)
+    assert found is not None
+    assert found.reproducer and all("command" in x and "path" in x for x in found.reproducer)
+    assert "Received:" in found.message and "Documented:" in found.message
+    # Replaying the reproducer on fresh editors: the reference and the broken one part ways.
+    answers = []
+    for make in (lambda w: TextEditor(w, tool_type="text_editor_20250429"), factory):
+        for f in tmp_path.rglob("*"):
+            if f.is_file():
+                f.unlink()
+        editor = make(tmp_path)
+        answers.append([(editor(dict(x)), _bytes(x["path"])) for x in found.reproducer])
+    assert answers[0] != answers[1]
+
+
+def _bytes(path: str) -> bytes | None:
+    p = Path(path)
+    return p.read_bytes() if p.is_file() else None
