@@ -185,6 +185,8 @@ def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
     (["serve", "/nonexistent/x.json"], "no such fixtures directory"),
     (["serve", "{cassette}", "--port", "70000"], "is not a port number"),
     (["replay", "/nonexistent/x.json"], "no such fixtures directory"),
+    (["serve", "{cassette}", "--fault", "overloaded=2"], "expected KIND=RATE"),
+    (["serve", "{cassette}", "--fault", "meteor=0.5"], "expected KIND=RATE"),
 ])
 def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: str,
                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,6 +196,19 @@ def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: st
     assert main(args) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_fault_options_reach_the_engine(tmp_path: Path) -> None:
+    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
+    from conformance.cli import build_parser
+    from conformance.cli.serve import engine_options
+    from simulator.routes import build
+
+    args = build_parser().parse_args(["serve", str(_cassette(tmp_path)), "--fault", "overloaded=1"])
+    routes = build(str(args.cassettes), **engine_options(args))
+    hello = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
+    resp = routes(SimRequest("POST", "/v1/messages", body=json.dumps(hello).encode()))
+    assert resp.status == 529 and resp.body["error"]["type"] == "overloaded_error"
 
 
 @pytest.mark.parametrize("send", [True, False], ids=["complete", "incomplete"])

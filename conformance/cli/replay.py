@@ -14,7 +14,7 @@ from simulator.cassette import CassetteError
 from simulator.http import SimRequest, SimResponse
 
 from . import EXIT_FAIL, EXIT_OK, UsageError
-from .serve import add_server_options, serve
+from .serve import add_fault_options, add_server_options, engine_options, serve
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -23,6 +23,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0])
     p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
     add_server_options(p)
+    add_fault_options(p)
     return p
 
 
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{e}; fix the cassette or point at another file") from None
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
-    routes = build(cassettes)
+    routes = build(cassettes, **engine_options(args))
 
     def narrated(request: SimRequest) -> SimResponse:
         response = routes(request)

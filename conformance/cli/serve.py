@@ -22,7 +22,36 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         name, help="serve cassettes on a loopback HTTP server", description=__doc__.split("\n\n")[0])
     p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
     add_server_options(p)
+    add_fault_options(p)
     return p
+
+
+def add_fault_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fault", action="append", default=[], metavar="KIND=RATE",
+                   help="inject a fault into this fraction of requests (repeatable), e.g. "
+                        "overloaded=0.1; kinds: rate_limit, api_error, overloaded, "
+                        "request_too_large, drop, slow, stall, stream_error")
+    p.add_argument("--seed", type=int, default=0, help="seed for --fault draws (default 0)")
+
+
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Engine keyword arguments from ``--fault``/``--seed``."""
+    if not args.fault:
+        return {}
+    from simulator.faults import FAULT_KINDS, FaultPlan
+
+    rates: dict[Any, float] = {}
+    for spec in args.fault:
+        kind, _, rate = spec.partition("=")
+        try:
+            value = float(rate)
+        except ValueError:
+            value = -1.0
+        if kind not in FAULT_KINDS or not 0.0 <= value <= 1.0:
+            raise UsageError(f"--fault {spec!r}: expected KIND=RATE with a rate in [0, 1] and "
+                             f"KIND one of {', '.join(FAULT_KINDS)}")
+        rates[kind] = value
+    return {"faults": FaultPlan(rates=rates, seed=args.seed)}
 
 
 def add_server_options(p: argparse.ArgumentParser) -> None:
@@ -69,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
     try:
-        routes = build(cassettes)
+        routes = build(cassettes, **engine_options(args))
     except ImportError as e:
         raise UsageError(f"the replay engine is not available ({e})") from None
     serve(routes, args, f"serving {len(cassettes)} cassette(s)")
