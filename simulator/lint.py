@@ -158,8 +158,15 @@ def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
     parts = c.id.split("/")
     if len(parts) != 3:
         yield "/id", f"id {c.id!r} must be <family>/<tool_type>/<scenario>"
-    elif parts[1] not in TOOLS and parts[1] not in _KNOWN_TOOL_DIRS:
-        yield "/id", f"tool type {parts[1]!r} is not in simulator.registry.TOOLS"
+    else:
+        if parts[1] not in TOOLS and parts[1] not in _KNOWN_TOOL_DIRS:
+            yield "/id", f"tool type {parts[1]!r} is not in simulator.registry.TOOLS"
+        scenario = parts[2].removesuffix("_streamed") if c.streamed else parts[2]
+        for key, want in (("family", parts[0]), ("tool_type", parts[1]), ("scenario", scenario)):
+            if key in c.tags and c.tags[key] != want:
+                yield f"/tags/{key}", f"tags say {c.tags[key]!r} but the id says {want!r}"
+        if parts[2].endswith("_streamed") and not c.streamed:
+            yield "/streamed", "a *_streamed cassette must say streamed: true"
     for i, s in enumerate(c.source):
         try:
             Source(s["document"], s["section"], s.get("tag", "D"))
