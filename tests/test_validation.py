@@ -197,6 +197,16 @@ def test_tool_choice_types() -> None:
         "/tool_choice"]
 
 
+@pytest.mark.parametrize("missing", ["model", "max_tokens", "messages"])
+def test_lenient_requests_still_need_what_the_api_requires(missing: str) -> None:
+    body: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": [], "extra_param": 1}
+    del body[missing]
+    vs = validate(body, "request")  # what the simulator's request.schema rule runs
+    assert [(v.pointer, v.message) for v in vs] == [("", f"'{missing}' is a required property")]
+    if missing == "max_tokens":
+        assert validate(body, "count_tokens_request") == []
+
+
 def test_request_headers_that_matter() -> None:
     ok = {"anthropic-version": "2023-06-01", "content-type": "application/json",
           "anthropic-beta": "code-execution-2025-05-22, files-api-2025-04-14", "x-stainless-os": "L"}

@@ -46,6 +46,7 @@ BLOCK_TYPES: tuple[str, ...] = _blocks.BLOCK_TYPES
 KINDS: dict[str, tuple[str, str]] = {
     "request": ("messages", "request"),
     "request_headers": ("messages", "request_headers"),
+    "count_tokens_request": ("messages", "count_tokens_request"),
     "message": ("messages", "message"),
     "response": ("messages", "response"),
     "usage": ("messages", "usage"),

@@ -118,7 +118,9 @@ def tool_choice(ctx: Ctx) -> Schema:
     }, what="tool_choice type", source=cite(protocol("1. Programmatic tool calling")))
 
 
-def request(ctx: Ctx) -> Schema:
+def request(ctx: Ctx, *, count_tokens: bool = False) -> Schema:
+    """A Messages create body (or, with ``count_tokens``, a count_tokens body: no max_tokens).
+    Both modes require what the API and the SDK require."""
     system_block = {"anyOf": [STR, {"type": "array", "items": ref("text", _B)}]}
     thinking = obj(ctx, {"type": {"enum": ["enabled", "disabled", "adaptive"]},
                          "budget_tokens": INT, "display": STR}, ["type"])
@@ -143,7 +145,10 @@ def request(ctx: Ctx) -> Schema:
                            "user_profile_id", "workspace_id", "billing_policy",
                            "fallback_credit_token")},
     }
-    return obj(ctx, props, ["model", "max_tokens", "messages"], lenient_required=["messages"],
+    if count_tokens:
+        return obj(ctx, props, ["model", "messages"],
+                   comment="count_tokens body: a create body without max_tokens")
+    return obj(ctx, props, ["model", "max_tokens", "messages"],
                comment="Messages create body (SDK MessageCreateParams 2.10, plus the sampling "
                        "parameters of older models)")
 
@@ -167,7 +172,8 @@ def request_headers(ctx: Ctx) -> Schema:
 
 def build(ctx: Ctx) -> Schema:
     return document(ctx, NAME, {
-        "request": request(ctx), "message": message(ctx), "response": response(ctx),
+        "request": request(ctx), "count_tokens_request": request(ctx, count_tokens=True),
+        "message": message(ctx), "response": response(ctx),
         "tool_choice": tool_choice(ctx), "container": container(ctx),
         "container_param": container_param(ctx), "usage": usage(ctx),
         "delta_usage": delta_usage(ctx), "server_tool_usage": server_tool_usage(ctx),

@@ -12,6 +12,8 @@ from ._validate import Violation, validate
 def _request_kind(path: str, body: Any) -> str | None:
     if path.rstrip("/").endswith("/v1/messages"):
         return "request"
+    if path.rstrip("/").endswith("/v1/messages/count_tokens"):
+        return "count_tokens_request"
     kind = detect_kind(body)
     return None if kind == "unknown" else kind
 

@@ -79,8 +79,11 @@ def unwrap_capture(obj: Any) -> tuple[str, Any, str] | None:
         return None
     kind, data = CAPTURE_KINDS[obj["kind"]], obj["data"]
     if kind == "request" and isinstance(data, dict) and "body" in data and "url" in data:
-        if _messages_url(str(data["url"])):
+        url = str(data["url"]).split("?")[0].rstrip("/")
+        if _messages_url(url):
             return "request", data["body"], "/data/body"
+        if url.endswith("/v1/messages/count_tokens"):
+            return "count_tokens_request", data["body"], "/data/body"
         return detect_kind(data["body"]), data["body"], "/data/body"
     if kind == "response" and not (isinstance(data, dict)
                                    and (data.get("type") == "message" or "content" in data)):
