@@ -3,7 +3,7 @@
 API::
 
     from simulator.engine import Simulator
-    sim = Simulator(cassette_or_list, *, matchers=DEFAULT_MATCHERS, rules=ALL_RULES,
+    sim = Simulator(cassette_or_list, *, matchers=DEFAULT_MATCHERS, rules=DEFAULT_RULES,
                     clock=SystemClock(), faults=None, strict_matching=True, seed=0)
     resp = sim.handle(SimRequest("POST", "/v1/messages", headers, body=b"..."))   # or sim(req)
     sim.log          # list[simulator.events.Event], in order
@@ -13,7 +13,8 @@ API::
     sim.remaining()  # [(cassette, exchange index)] not served yet
     sim.mount("/v1/files", handler)   # route other paths to another Handler
     Simulator(c, recorded_time=True)  # a FakeClock from ``clock_start``, moved to each ``at``
-    Simulator(c, disabled_rules=["messages.roles.alternate"])   # rules off by id
+    Simulator(c, disabled_rules=["ptc.strict_unsupported"])   # rules off by id
+    Simulator(c, rules=ALL_RULES)     # also the rules off by default (messages.roles.alternate)
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -60,7 +61,7 @@ from .matchers import (
 )
 from .models import lookup
 from .registry import TOOLS
-from .rules import ALL_RULES, RULES, Rule, RuleContext, run_rules
+from .rules import DEFAULT_RULES, RULES, Rule, RuleContext, run_rules
 from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
 from .state import SimState, container_param_id
 
@@ -82,7 +83,7 @@ class Simulator:
 
     def __init__(self, cassettes: Cassette | Sequence[Cassette], *,
                  matchers: Sequence[Matcher] = DEFAULT_MATCHERS,
-                 rules: Iterable[Rule] = ALL_RULES, clock: Clock | None = None,
+                 rules: Iterable[Rule] = DEFAULT_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = ()) -> None:

@@ -163,7 +163,7 @@ def test_expect_rule_exchange_whose_request_passes_is_reported() -> None:
 def test_expect_rule_exchange_broken_by_another_rule_is_reported() -> None:
     bad = body([user("a"), user("b")], tools=[{"type": "bash_20250124", "name": "sh"}])
     c = cassette(exchange(bad, {"type": "error"}, 400, expect_rule="messages.roles.alternate"))
-    sim = Simulator(c)
+    sim = Simulator(c, rules=ALL_RULES)
     assert "Input should be 'bash'" in error_of(sim(post(bad)))[2]
     [u] = sim.unmet
     assert u.got_rule == "tools.fixed_type_name"
@@ -251,7 +251,7 @@ def test_any_json_body_gets_an_api_shaped_4xx_never_a_crash(value: Any, strict: 
 
 
 def test_log_events_serialise_for_reports() -> None:
-    sim = Simulator(two_turns())
+    sim = Simulator(two_turns(), rules=ALL_RULES)
     sim(post(B1))
     sim(post(body([user("a"), user("b")])))
     rows = [e.to_json() for e in sim.log]

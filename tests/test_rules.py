@@ -204,7 +204,7 @@ def _sim(case: Case, last: dict[str, Any], *, expect_rule: str | None = None) ->
         exs.append(exchange(last, {"type": "error"}, 400, expect_rule=expect_rule))
     else:
         exs.append(exchange(last, final))
-    sim = Simulator(cassette(*exs))
+    sim = Simulator(cassette(*exs), rules=ALL_RULES)
     for req, _ in case.prelude:
         assert sim(post(req)).status == 200
     return sim
@@ -253,9 +253,17 @@ def test_correct_request_passes(rule_id: str) -> None:
 
 def test_disabled_rule_does_not_fire() -> None:
     from simulator.rules import rules_except
-    case = CASES["messages.roles.alternate"]
+    case = CASES["ptc.strict_unsupported"]
     sim = Simulator(cassette(exchange(case.bad, message([text("ok")]))),
-                    rules=rules_except("messages.roles.alternate"))
+                    rules=rules_except("ptc.strict_unsupported"))
+    assert sim(post(case.bad)).status == 200
+
+
+def test_roles_alternate_is_off_by_default_as_the_live_api_combines_turns() -> None:
+    from simulator.rules import DEFAULT_RULES
+    assert [r.id for r in ALL_RULES if r not in DEFAULT_RULES] == ["messages.roles.alternate"]
+    case = CASES["messages.roles.alternate"]
+    sim = Simulator(cassette(exchange(case.bad, message([text("ok")]))))
     assert sim(post(case.bad)).status == 200
 
 

@@ -172,6 +172,17 @@ def test_rules_export_as_data() -> None:
     assert by_id["ptc.container.required"]["inferred"] is False
     assert by_id["ptc.strict_unsupported"]["inferred"] is True
     assert by_id["ptc.strict_unsupported"]["source"]["tag"] == "?"
+    assert by_id["messages.roles.alternate"]["default"] is False
+
+
+def test_a_pending_server_tool_of_a_version_the_registry_does_not_list() -> None:
+    # real_traffic pydai__247: web_search_20250305 in tools, an in-flight server_tool_use: HTTP 200
+    srv = {"type": "server_tool_use", "id": "srvtoolu_x", "name": "web_search", "input": {"query": "q"}}
+    tools = [WEATHER, {"type": "web_search_20250305", "name": "web_search"}]
+    b = body([user("go"), assistant(srv, tool_use("toolu_1")), user(tool_result("toolu_1"))],
+             tools=tools)
+    assert ids(b) == []
+    assert ids({**b, "tools": [WEATHER]}) == ["server_tool_use.pending.same_tools"]
 
 
 def test_simulator_disables_rules_by_id() -> None:
@@ -179,7 +190,9 @@ def test_simulator_disables_rules_by_id() -> None:
 
     from simulator.engine import Simulator
     bad = body([user("a"), user("b")])
-    sim = Simulator(cassette(exchange(bad, message([text("ok")]))),
+    assert Simulator(cassette(exchange(bad, message([text("ok")]))), rules=ALL_RULES)(
+        post(bad)).status == 400
+    sim = Simulator(cassette(exchange(bad, message([text("ok")]))), rules=ALL_RULES,
                     disabled_rules=["messages.roles.alternate"])
     assert sim(post(bad)).status == 200
     with pytest.raises(KeyError, match="unknown rule"):

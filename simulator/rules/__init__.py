@@ -2,8 +2,9 @@
 
 Public surface::
 
-    RULES: dict[str, Rule]          # every rule by id, in check order
-    ALL_RULES: tuple[Rule, ...]     # the default set the engine runs
+    RULES: dict[str, Rule]          # every rule by id
+    ALL_RULES: tuple[Rule, ...]     # every rule, in check order
+    DEFAULT_RULES: tuple[Rule, ...] # what the engine runs by default (``Rule.default``)
     rules_except(*ids) -> tuple[Rule, ...]   # disable rules by id
     check_request(body, headers, state, rules=ALL_RULES) -> list[Violation]
 
@@ -42,20 +43,23 @@ ORDER = (
 )
 ALL_RULES: tuple[Rule, ...] = tuple(RULES[i] for i in ORDER) + tuple(
     r for i, r in RULES.items() if i not in ORDER)
+#: ``messages.roles.alternate`` is off: live traffic (real_traffic ``pysdk__096``) shows the API
+#: accepting two user turns in a row (it combines them). Enable it with ``rules=ALL_RULES``.
+DEFAULT_RULES: tuple[Rule, ...] = tuple(r for r in ALL_RULES if r.default)
 
 
-def rules_except(*ids: str) -> tuple[Rule, ...]:
-    """``ALL_RULES`` without the given ids (an unknown id raises ``KeyError``)."""
+def rules_except(*ids: str, base: Iterable[Rule] | None = None) -> tuple[Rule, ...]:
+    """``base`` (default ``ALL_RULES``) without the given ids (an unknown id raises ``KeyError``)."""
     unknown = [i for i in ids if i not in RULES]
     if unknown:
         raise KeyError(f"unknown rule id(s) {unknown}; known: {', '.join(RULES)}")
-    return tuple(r for r in ALL_RULES if r.id not in ids)
+    return tuple(r for r in (ALL_RULES if base is None else base) if r.id not in ids)
 
 
 def check_request(body: Mapping[str, Any], headers: Mapping[str, str], state: SimState,
-                  rules: Iterable[Rule] = ALL_RULES) -> list[Violation]:
+                  rules: Iterable[Rule] = DEFAULT_RULES) -> list[Violation]:
     return run_rules(RuleContext(body, headers, state), rules)
 
 
-__all__ = ["ALL_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
+__all__ = ["ALL_RULES", "DEFAULT_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
            "rules_except"]

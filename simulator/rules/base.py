@@ -37,6 +37,8 @@ class Rule:
     #: HTTP status and error type of a violation.
     status: int = 400
     error_type: str = "invalid_request_error"
+    #: In :data:`DEFAULT_RULES` (the engine's default). Off for a rule live traffic contradicts.
+    default: bool = True
 
     @property
     def inferred(self) -> bool:
@@ -47,7 +49,7 @@ class Rule:
         """The rule as data (for docs and reports)."""
         return {"id": self.id, "level": self.level, "source": self.source.to_json(),
                 "statement": self.statement, "message": self.message, "status": self.status,
-                "error_type": self.error_type, "inferred": self.inferred}
+                "error_type": self.error_type, "inferred": self.inferred, "default": self.default}
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ RULES: dict[str, Rule] = {}
 
 
 def rule(id: str, *, source: Source, statement: str, message: str,
-         level: Level = "MUST") -> Callable[[Check], Check]:
+         level: Level = "MUST", default: bool = True) -> Callable[[Check], Check]:
     """Register ``fn`` as the check of rule ``id`` (a duplicate id fails at import)."""
     if not _ID.match(id):
         raise ValueError(f"rule id {id!r} must be dotted lower_snake_case, e.g. 'ptc.container.required'")
@@ -72,7 +74,7 @@ def rule(id: str, *, source: Source, statement: str, message: str,
     def deco(fn: Check) -> Check:
         if id in RULES:
             raise ValueError(f"rule {id!r} registered twice")
-        RULES[id] = Rule(id, level, source, statement, fn, message)
+        RULES[id] = Rule(id, level, source, statement, fn, message, default=default)
         return fn
 
     return deco
@@ -96,9 +98,24 @@ class RuleContext:
         return str(self.body.get("model") or "")
 
     @cached_property
-    def messages(self) -> list[dict[str, Any]]:
+    def raw_messages(self) -> list[dict[str, Any]]:
+        """``messages`` as sent."""
         ms = self.body.get("messages")
         return [m for m in ms if isinstance(m, dict)] if isinstance(ms, list) else []
+
+    @cached_property
+    def messages(self) -> list[dict[str, Any]]:
+        """``messages`` as the API reads them: consecutive turns of one role combined into one,
+        content as a list of blocks. Error paths (``messages.N.content.M``) index this list, as
+        the API's do (real_traffic pysdk__111/112: two user turns answered as ``messages.0``)."""
+        out: list[dict[str, Any]] = []
+        for m in self.raw_messages:
+            blocks = blocks_of(m.get("content"))
+            if out and out[-1].get("role") == m.get("role"):
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({**m, "content": list(blocks)})
+        return out
 
     @cached_property
     def tools(self) -> list[dict[str, Any]]:

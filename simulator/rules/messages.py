@@ -7,6 +7,7 @@ Messages are the API's own (real traffic: ``pysdk__112``, ``vercel__046``, ``ver
 from __future__ import annotations
 
 from ..sources import protocol
+from ..state import SERVER_TOOL_FAMILY
 from .base import RuleContext, rule
 
 _ERRS = "1. Programmatic tool calling: Error texts and conditions"
@@ -28,6 +29,17 @@ ROLES_ALTERNATE = ('messages: roles must alternate between "user" and "assistant
                    'multiple "{role}" roles in a row')
 
 
+def _server_tool_names(ctx: RuleContext) -> set[str]:
+    names = set()
+    for t in ctx.tools:
+        tv = ctx.tool_version(t)
+        server = tv.side == "server" if tv is not None else (
+            t.get("type") not in (None, "custom") and t.get("name") in SERVER_TOOL_FAMILY)
+        if server and isinstance(t.get("name"), str):
+            names.add(str(t["name"]))
+    return names
+
+
 def _tool_use_ids(ctx: RuleContext, i: int) -> list[str]:
     return [str(b.get("id")) for b in ctx.content(i) if b.get("type") == "tool_use"]
 
@@ -35,12 +47,13 @@ def _tool_use_ids(ctx: RuleContext, i: int) -> list[str]:
 @rule("messages.roles.alternate",
       source=protocol(_ERRS, "?"),
       statement="Messages alternate between the user and assistant roles.",
-      message=ROLES_ALTERNATE)
+      message=ROLES_ALTERNATE, level="SHOULD", default=False)
 def roles_alternate(ctx: RuleContext) -> str | None:
-    # [?] The current API reference says consecutive same-role turns are combined; older API
-    # revisions refused them with this message. Disable this rule by id to model the newer API.
+    # [?] Older API revisions refused consecutive same-role turns with this message; live traffic
+    # (real_traffic pysdk__096: two user turns, HTTP 200) shows the API now combines them. Off by
+    # default (DEFAULT_RULES); enable it with rules=ALL_RULES to hold a client to strict turns.
     prev = None
-    for m in ctx.messages:
+    for m in ctx.raw_messages:
         role = m.get("role")
         if role == prev and role in ("user", "assistant"):
             return ROLES_ALTERNATE.format(role=role)
@@ -83,7 +96,12 @@ def answered_once_in_next_message(ctx: RuleContext) -> str | None:
         if not ids:
             continue
         nxt = ctx.content(i + 1) if ctx.messages[i + 1].get("role") == "user" else []
-        answered = [str(b.get("tool_use_id")) for b in nxt if b.get("type") == "tool_result"]
+        # A client tool_result cannot answer a `tool_use` that names a server tool (real traffic
+        # pydai__486/487: such an id is reported as unanswered) [I].
+        server = _server_tool_names(ctx)
+        by_id = {str(b.get("id")): b.get("name") for b in ctx.content(i) if b.get("type") == "tool_use"}
+        answered = [str(b.get("tool_use_id")) for b in nxt if b.get("type") == "tool_result"
+                    and by_id.get(str(b.get("tool_use_id"))) not in server]
         missing = [t for t in ids if t not in answered]
         if missing:
             return TOOL_USE_WITHOUT_RESULT.format(index=i, ids=", ".join(missing))

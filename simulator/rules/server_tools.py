@@ -10,7 +10,7 @@ from typing import Any
 from ..matchers import blocks_of
 from ..sources import SEED_CODE_EXECUTION, protocol, seed
 from ..state import SERVER_TOOL_FAMILY, container_param_id, result_tool_use_ids
-from .base import RuleContext, rule
+from .base import RuleContext, code_callable, rule
 from .ptc import CODE_ONLY_BY_DEFAULT
 
 CONTAINER_UNKNOWN = ("container: container `{id}` was not found. Send the request again without "
@@ -66,6 +66,11 @@ def _families(ctx: RuleContext) -> set[str]:
         tv = ctx.tool_version(t)
         if tv is not None:
             fams.add(tv.family)
+        elif t.get("type") not in (None, "custom") and isinstance(t.get("name"), str):
+            fams.add(str(t["name"]))  # a server tool version the registry does not list
+        if code_callable(t):
+            # Code-callable tools provision code execution (real_traffic pysdk__117/119).
+            fams.add("code_execution")
         if t.get("type") in CODE_ONLY_BY_DEFAULT:
             fams.add("code_execution")  # dynamic filtering provisions code execution
     return fams
