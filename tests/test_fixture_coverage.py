@@ -8,6 +8,7 @@ the committed file; the builder must reproduce the committed cassettes byte for 
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +31,7 @@ FIXTURES = ROOT / "fixtures"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from scripts.build_fixtures import build_corpus, dump  # noqa: E402
+from scripts.build_fixtures import stale_files  # noqa: E402
 from scripts.build_fixtures.coverage import coverage_markdown  # noqa: E402
 
 #: Rules whose rejection is documented or recorded (PROTOCOL.md §1-§5, seeds 000/002/003); each
@@ -181,10 +182,14 @@ def test_coverage_md_is_current(corpus: list[Cassette]) -> None:
 
 
 def test_builder_reproduces_the_committed_corpus() -> None:
-    built = build_corpus()
-    on_disk = {p.relative_to(FIXTURES).with_suffix("").as_posix() for p in FIXTURES.rglob("*.json")}
-    assert set(built) == on_disk, "cassettes on disk differ from the scenario definitions: run " \
-                                  "`python -m scripts.build_fixtures`"
-    stale = [cid for cid, data in built.items()
-             if (FIXTURES / f"{cid}.json").read_text(encoding="utf-8") != dump(data)]
-    assert not stale, f"hand-edited or stale cassettes: {stale[:5]}"
+    stale = stale_files(FIXTURES)
+    assert not stale, "fixtures/ differs from the scenario definitions (run `python -m " \
+                      f"scripts.build_fixtures`): {stale[:5]}"
+
+
+def test_the_builder_notices_a_hand_edit(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    target = tmp_path / "fixtures" / "bash" / "bash_20250124" / "one_command.json"
+    target.write_text(target.read_text(encoding="utf-8").replace("app.py", "main.py"), encoding="utf-8")
+    assert stale_files(tmp_path / "fixtures") == [
+        "bash/bash_20250124/one_command.json: differs from its scenario (hand-edited or stale)"]

@@ -64,3 +64,25 @@ def write_corpus(root: Path = FIXTURES) -> tuple[int, int]:
         if not any(d.iterdir()):
             d.rmdir()
     return len(corpus), removed
+
+
+def stale_files(root: Path = FIXTURES) -> list[str]:
+    """Files under ``root`` that differ from what the builder writes (missing, extra or edited)."""
+    corpus = build_corpus()
+    out = []
+    on_disk = {p.relative_to(root).with_suffix("").as_posix() for p in root.rglob("*.json")
+               if not p.name.startswith("_")} if root.exists() else set()
+    out += [f"{cid}.json: extra (no scenario writes it)" for cid in sorted(on_disk - set(corpus))]
+    cassettes: list[Cassette] = []
+    for cid, data in corpus.items():
+        path = root / f"{cid}.json"
+        if not path.exists():
+            out.append(f"{cid}.json: missing")
+        elif path.read_text(encoding="utf-8") != dump(data):
+            out.append(f"{cid}.json: differs from its scenario (hand-edited or stale)")
+        cassettes.append(parse_cassette(data, path))
+    cov = root / "COVERAGE.md"
+    if not cov.exists() or cov.read_text(encoding="utf-8") != coverage_markdown(cassettes):
+        out.append("COVERAGE.md: stale")
+    return out
+
