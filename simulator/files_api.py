@@ -93,6 +93,8 @@ class FilesAPI:
                     api.files.setdefault(fid, api._described(fid, described, downloadable=False))
                 for fid in _file_ids([ex.response.get("body"), ex.response.get("events")]):
                     api.files[fid] = api._described(fid, described, downloadable=True)
+            for fid in described:  # files the cassette carries (a recording's downloads)
+                api.files.setdefault(fid, api._described(fid, described, downloadable=True))
         return api
 
     @staticmethod

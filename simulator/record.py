@@ -10,9 +10,11 @@ every exchange, so an interrupted recording keeps what it has.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,10 @@ KEPT_REQUEST_HEADERS = ("anthropic-version", "anthropic-beta", "content-type", "
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
                         "trailer", "upgrade", "host", "content-length", "content-encoding",
                         "accept-encoding"})
+
+
+_FILE_CONTENT = re.compile(r"^/v1/files/(?P<id>[^/]+)/content/?$")
+_FILE_METADATA = re.compile(r"^/v1/files/(?P<id>[^/]+)/?$")
 
 
 class SecretLeak(ValueError):
@@ -103,6 +109,7 @@ class Recorder:
         self.written: list[Path] = []
         self.refused: list[SecretLeak] = []
         self._exchanges: list[dict[str, Any]] = []
+        self._files: dict[str, dict[str, Any]] = {}
         self._count = 0
 
     def __call__(self, request: SimRequest) -> SimResponse:
@@ -120,9 +127,27 @@ class Recorder:
                                events=self._relay(request, upstream, out_headers))
         raw = upstream.read()
         upstream.close()
+        if request.method == "GET" and upstream.status_code == 200:
+            self._note_file(request.path, raw, out_headers.get("content-type", ""))
         self._record(request, {"status": upstream.status_code, "headers": out_headers,
-                               "body": _body_value(raw, out_headers.get("content-type", ""))})
+                               "body": None if _FILE_CONTENT.match(request.path)  # in "files"
+                               else _body_value(raw, out_headers.get("content-type", ""))})
         return SimResponse(upstream.status_code, headers=out_headers, body=raw)
+
+    def _note_file(self, path: str, raw: bytes, content_type: str) -> None:
+        """Keep downloaded files (and their metadata) in the cassette's ``files`` map, which the
+        simulator's Files API serves on replay."""
+        if (m := _FILE_CONTENT.match(path)) is not None:
+            entry = self._files.setdefault(m["id"], {})
+            entry["content_base64"] = base64.b64encode(raw).decode()
+            entry.setdefault("mime_type", content_type.split(";")[0] or "application/octet-stream")
+            entry["downloadable"] = True
+        elif (m := _FILE_METADATA.match(path)) is not None:
+            meta = _body_value(raw, content_type)
+            if isinstance(meta, dict):
+                entry = self._files.setdefault(m["id"], {})
+                entry.update({k: meta[k] for k in ("filename", "mime_type", "downloadable",
+                                                   "created_at") if k in meta})
 
     def _relay(self, request: SimRequest, upstream: httpx2.Response,
                headers: dict[str, str]) -> Iterator[SSEEvent]:
@@ -141,7 +166,7 @@ class Recorder:
         if (request.method == "POST" and request.path.rstrip("/") == "/v1/messages"
                 and isinstance(body, dict) and len(body.get("messages") or []) == 1
                 and any(e["request"]["path"] == "/v1/messages" for e in self._exchanges)):
-            self._exchanges, self._count = [], self._count + 1
+            self._exchanges, self._files, self._count = [], {}, self._count + 1
         kept_request = {"method": request.method, "path": request.path,
                         "headers": {k: v for k, v in request.headers.items()
                                     if k in KEPT_REQUEST_HEADERS},
@@ -164,6 +189,7 @@ class Recorder:
             "model": first.get("model"), "tools": first.get("tools", []),
             "streamed": any("events" in e["response"] for e in self._exchanges),
             "tags": {"family": "recorded", "recorded_at": self.stamp},
+            **({"files": self.scanner.redact(self._files)} if self._files else {}),
             "exchanges": self._exchanges,
         }
 

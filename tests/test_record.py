@@ -230,3 +230,26 @@ def test_tooluse_record_proxies_and_writes(tmp_path: Path) -> None:
         stop()
     (written,) = tmp_path.iterdir()
     assert API_KEY.encode() not in written.read_bytes() and f"wrote {written}" in err
+
+
+def test_downloaded_files_are_kept_and_served_on_replay(tmp_path: Path) -> None:
+    from simulator.cassette import load_cassette as load
+    from simulator.files_api import FilesAPI, StoredFile
+    from simulator.routes import Routes
+
+    png = b"\x89PNG\r\n\x1a\n\x00\xff binary"
+    files = FilesAPI([StoredFile("file_011Chart", "chart.png", "image/png", png, True,
+                                 "2026-01-01T00:00:00Z")])
+    url, stop = start_server(Routes(lambda r: SimResponse(404, body={}), files=files))
+    recorder = Recorder(url, tmp_path)
+    try:
+        for path in ("/v1/files/file_011Chart", "/v1/files/file_011Chart/content"):
+            assert recorder(SimRequest("GET", path, {"x-api-key": API_KEY})).status == 200
+    finally:
+        stop()
+        recorder.close()
+    (path,) = recorder.written
+    assert API_KEY.encode() not in path.read_bytes()
+    replayed = FilesAPI.from_cassettes([load(path)]).files["file_011Chart"]
+    assert (replayed.content, replayed.filename, replayed.mime_type) == (png, "chart.png", "image/png")
+    assert replayed.downloadable
