@@ -131,15 +131,20 @@ def _close_known(node: Any) -> Any:
 
 
 @cache
+def _fast_registry(mode: Mode, max_agent_tools: int) -> Any:
+    docs = build_documents(mode, max_agent_tools)
+    return jsonschema_rs.Registry(
+        [(d["$id"], _close_known(copy.deepcopy(d)) if mode == "lenient" else d)
+         for d in docs.values()])
+
+
+@cache
 def _fast_validator(kind: str, mode: Mode, max_agent_tools: int) -> Any:
     """A compiled ``jsonschema_rs`` validator, or None when the package is absent."""
     if jsonschema_rs is None:
         return None
-    docs = build_documents(mode, max_agent_tools)
-    resources = [(d["$id"], _close_known(copy.deepcopy(d)) if mode == "lenient" else d)
-                 for d in docs.values()]
-    reg = jsonschema_rs.Registry(resources)
-    return jsonschema_rs.validator_for({"$ref": kind_uri(kind, mode)}, registry=reg)
+    return jsonschema_rs.validator_for({"$ref": kind_uri(kind, mode)},
+                                       registry=_fast_registry(mode, max_agent_tools))
 
 
 def pointer_of(path: Any) -> str:
