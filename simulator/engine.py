@@ -7,7 +7,8 @@ API::
                     clock=SystemClock(), faults=None, strict_matching=True, seed=0)
     resp = sim.handle(SimRequest("POST", "/v1/messages", headers, body=b"..."))   # or sim(req)
     sim.log          # list[simulator.events.Event], in order
-    sim.violations   # list[RuleViolated]; sim.mismatches, sim.served, sim.unmet
+    sim.violations   # list[RuleViolated]; sim.mismatches, sim.served, sim.unmet,
+                     # sim.faults_injected, sim.notes
     sim.state        # simulator.state.SimState (containers, pending calls, paused turn)
     sim.done         # every exchange of every cassette served
     sim.remaining()  # [(cassette, exchange index)] not served yet
@@ -137,6 +138,14 @@ class Simulator:
     @property
     def unmet(self) -> list[ExpectationUnmet]:
         return [e for e in self.log if isinstance(e, ExpectationUnmet)]
+
+    @property
+    def faults_injected(self) -> list[FaultInjected]:
+        return [e for e in self.log if isinstance(e, FaultInjected)]
+
+    @property
+    def notes(self) -> list[Note]:
+        return [e for e in self.log if isinstance(e, Note)]
 
     def remaining(self) -> list[tuple[Cassette, int]]:
         return [(c, i) for c, cur in zip(self.cassettes, self._cursors, strict=True)

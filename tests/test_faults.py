@@ -45,7 +45,7 @@ def test_error_faults_are_api_shaped_and_do_not_consume_the_exchange(
     assert got[:2] == (status, etype) and got[2]
     assert r.headers["request-id"] == r.body["request_id"]
     assert ("retry-after" in r.headers) == (kind == "rate_limit")
-    assert sim.log[-1].kind == "fault_injected" and sim.log[-1].fault == kind
+    assert sim.log[-1].kind == "fault_injected" and sim.faults_injected[-1].fault == kind
     retry = sim(post(B))
     assert retry.status == 200 and retry.body["id"] == "msg_01"
     assert [e.exchange_index for e in sim.served] == [0]
@@ -140,4 +140,4 @@ def test_sdk_retries_honouring_retry_after_and_529(monkeypatch: pytest.MonkeyPat
                                  tools=B["tools"])
     assert msg.id == "msg_01"
     assert sleeps == [3.0, 1.0]
-    assert [e.fault for e in sim.log if e.kind == "fault_injected"] == ["rate_limit", "overloaded"]
+    assert [e.fault for e in sim.faults_injected] == ["rate_limit", "overloaded"]

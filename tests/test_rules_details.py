@@ -131,10 +131,13 @@ def test_circular_ref_detection(schema: dict[str, Any], expected: str | None) ->
 
 
 def test_rules_never_crash_on_odd_bodies() -> None:
-    for b in ({"messages": "x"}, {"messages": [1, None, {"role": "user", "content": 5}]},
-              {"tools": "x", "tool_choice": 3}, {"tools": [{"type": 7, "allowed_callers": "x"}]},
-              {"container": {"skills": []}}, {"messages": [{"role": "assistant", "content": [
-                  {"type": "server_tool_use"}]}]}):
+    odd: list[dict[str, Any]] = [
+        {"messages": "x"}, {"messages": [1, None, {"role": "user", "content": 5}]},
+        {"tools": "x", "tool_choice": 3}, {"tools": [{"type": 7, "allowed_callers": "x"}]},
+        {"container": {"skills": []}},
+        {"messages": [{"role": "assistant", "content": [{"type": "server_tool_use"}]}]},
+    ]
+    for b in odd:
         ctx = RuleContext(b, {"anthropic-beta": ""}, SimState())
         run_rules(ctx, ALL_RULES)
         assert not [n for n in ctx.notes if "could not judge" in n], ctx.notes
