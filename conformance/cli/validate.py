@@ -35,7 +35,11 @@ SKIPPED = "skipped: a capture of an endpoint the schemas do not describe (not a 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         name, help="validate JSON files against the protocol's JSON Schemas",
-        description=__doc__.split("\n\n")[0])
+        description="Check JSON files (requests, responses, messages, blocks, tool definitions, "
+                    "SSE event lists, error bodies, Managed Agents events, real-traffic captures, "
+                    "cassettes) against the protocol's JSON Schemas.",
+        epilog="Prints each violation as file:pointer: message [rule]. Exit 0: every file is "
+               "valid; 1: violations; 2: a file is missing or not JSON.")
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' reads stdin)")
     p.add_argument("--kind", choices=sorted([*KINDS, "cassette"]), metavar="KIND",
                    help="what every file holds (default: detected per file); one of: "
