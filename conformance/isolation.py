@@ -37,6 +37,8 @@ class ProcInfo:
     pgrp: int
     state: str
     cmdline: str
+    #: Start time (clock ticks since boot): with the pid, identifies the process.
+    start: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {"pid": self.pid, "cmdline": self.cmdline}
@@ -49,14 +51,14 @@ def _read_stat(pid: int) -> ProcInfo | None:
         return None
     # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
     rest = raw[raw.rfind(")") + 2:].split()
-    if len(rest) < 3:
+    if len(rest) < 20:
         return None
     try:
         cmd = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(
             "utf-8", "replace").strip()
     except OSError:
         cmd = ""
-    return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0], cmd)
+    return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0], cmd, int(rest[19]))
 
 
 def process_table() -> dict[int, ProcInfo]:
@@ -123,14 +125,15 @@ def kill_pids(pids: list[int], sig: int = signal.SIGKILL) -> None:
 
 
 def still_alive(candidates: list[ProcInfo], wait: float = 0.0) -> list[ProcInfo]:
-    """Those of ``candidates`` still running (same pid and command line) after up to ``wait`` s."""
+    """Those of ``candidates`` still running after up to ``wait`` s (same pid and start time;
+    returned as they are now: a process may have exec'd since)."""
     end = time.monotonic() + wait
     while True:
         left = []
         for c in candidates:
             now = _read_stat(c.pid)
-            if now is not None and now.state not in ("Z", "X") and now.cmdline == c.cmdline:
-                left.append(c)
+            if now is not None and now.state not in ("Z", "X") and now.start == c.start:
+                left.append(now)
         if not left or time.monotonic() >= end:
             return left
         time.sleep(0.02)

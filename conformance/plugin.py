@@ -16,6 +16,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tooluse", "tool-use protocol conformance")
     group.addoption("--tooluse-fixtures", default=None,
                     help="cassette directory for the tooluse_simulator fixture")
+    from conformance.subjects.pytest_items import add_options
+
+    add_options(group)  # --tooluse-bash SPEC, --tooluse-editor SPEC, ... (docs/subjects.md)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """One item per (subject, check) named by --tooluse-bash / --tooluse-editor / ..."""
+    from conformance.subjects.pytest_items import add_items
+
+    add_items(session, config, items)
 
 
 @pytest.fixture

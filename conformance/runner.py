@@ -32,6 +32,7 @@ from typing import Any
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
+from conformance.subjects import forkserver
 from conformance.subjects.process import SubjectStartError
 from conformance.subjects.spec import Subject
 
@@ -223,6 +224,7 @@ def run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,
                 raise
         complete = True
     finally:
+        forkserver.shutdown()
         _emit(hooks, "on_run_finished", complete=complete)
     order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))

@@ -166,9 +166,7 @@ def main() -> int:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    for entry in reversed(json.loads(os.environ.get("TOOLUSE_SYS_PATH", "[]"))):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+    _extend_sys_path()
     host = Host(proto_out)
     workdir = Path(os.environ.get("TOOLUSE_WORKDIR", os.getcwd()))
     if not host.start(os.environ["TOOLUSE_SPEC"], workdir,
@@ -203,5 +201,29 @@ class _LineReader:
         return line
 
 
+def _fork_server(fd: int) -> int:
+    """``--fork-server FD``: import the subject once, then fork one host per request."""
+    from conformance.subjects import forkserver
+
+    _extend_sys_path()
+    sock_out = os.fdopen(os.dup(fd), "wb")
+    try:
+        load_attr(os.environ["TOOLUSE_SPEC"])
+    except BaseException as e:  # noqa: B036 - report everything
+        Host(sock_out).send({"ready": False, "error": _describe(e)})
+        return 3
+    Host(sock_out).send({"ready": True})
+    sock_out.close()
+    return forkserver.serve(fd, main)
+
+
+def _extend_sys_path() -> None:
+    for entry in reversed(json.loads(os.environ.get("TOOLUSE_SYS_PATH", "[]"))):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--fork-server":
+        sys.exit(_fork_server(int(sys.argv[2])))
     sys.exit(main())

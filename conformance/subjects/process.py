@@ -34,6 +34,7 @@ from conformance.isolation import (
     still_alive,
 )
 from conformance.session import ToolResult
+from conformance.subjects.forkserver import ForkServer, ForkServerError
 
 #: An answer line longer than this is a fault (the subject is stopped).
 MAX_LINE = 64 * 1024 * 1024
@@ -51,7 +52,8 @@ class ProcessSession:
                  env: Mapping[str, str] | None = None, handshake: bool = False,
                  start_timeout: float = 20.0, label: str = "subject",
                  case_deadline: float | None = None,
-                 options: Mapping[str, Any] | None = None) -> None:
+                 options: Mapping[str, Any] | None = None,
+                 fork_server: ForkServer | None = None) -> None:
         self.workdir = workdir
         self.tool_type = tool_type
         self.timeout = timeout
@@ -69,15 +71,19 @@ class ProcessSession:
         self._case = Deadline(case_deadline)
         self._closed = False
         self._stderr: deque[bytes] = deque(maxlen=64)
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        full_env["TOOLUSE_WORKDIR"] = str(workdir)
-        full_env["TOOLUSE_TIMEOUT"] = f"{timeout:g}"
+        case_env = dict(env or {})
+        case_env["TOOLUSE_WORKDIR"] = str(workdir)
+        case_env["TOOLUSE_TIMEOUT"] = f"{timeout:g}"
+        self.proc: Any
         try:
-            self.proc = subprocess.Popen(
-                list(argv), cwd=workdir, env=full_env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        except OSError as e:
+            if fork_server is not None:
+                self.proc = fork_server.spawn(str(workdir), case_env)
+            else:
+                self.proc = subprocess.Popen(
+                    list(argv), cwd=workdir, env={**os.environ, **case_env},
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True)
+        except (OSError, ForkServerError) as e:
             raise SubjectStartError(f"cannot start {label}: {e}") from e
         self.pgid = self.proc.pid
         self._lines: queue.Queue[Any] = queue.Queue()

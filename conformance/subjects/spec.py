@@ -9,6 +9,7 @@ name the problem and the fix, raised before anything runs.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from typing import Any, Literal
 
 from conformance.cli import UsageError
 from conformance.results import SubjectInfo
+from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword, load_attr
-from conformance.subjects.process import ProcessSession
+from conformance.subjects.process import ProcessSession, SubjectStartError
 
 Kind = Literal["factory", "command"]
 
@@ -86,14 +88,19 @@ def _check_callable(spec: str, obj: Any) -> Any:
 
 
 def _factories_hint(spec: str) -> str:
-    modname = spec.rpartition(":")[0]
+    import difflib
+
+    modname, _, attr = spec.rpartition(":")
     try:
         ns = load_attr(f"{modname}:__dict__")
     except Exception:
         return ""
     names = sorted(n for n, v in ns.items() if callable(v) and not n.startswith("_")
                    and getattr(v, "__module__", None) == ns.get("__name__"))
-    return f" ({', '.join(names[:8])})" if names else ""
+    close = difflib.get_close_matches(attr, names, n=3)
+    shown = close + [n for n in names if n not in close][:max(0, 8 - len(close))]
+    more = ", ..." if len(names) > len(shown) else ""
+    return f" ({', '.join(shown)}{more})" if names else ""
 
 
 @dataclass(frozen=True)
@@ -125,15 +132,24 @@ class Subject:
              case_deadline: float | None = None) -> ProcessSession:
         """Start the subject for one test case (raises ``SubjectStartError``)."""
         env = {f"TOOLUSE_{k.upper()}": str(v) for k, v in self.options.items()}
+        server = None
         if self.kind == "factory":
-            env["TOOLUSE_SPEC"] = self.spec
             env["TOOLUSE_OPTIONS"] = json.dumps(self.options)
-            paths = [str(Path(p).resolve()) if p else str(Path.cwd()) for p in sys.path]
-            env["TOOLUSE_SYS_PATH"] = json.dumps(paths)
+            base = {"TOOLUSE_SPEC": self.spec, "TOOLUSE_SYS_PATH": json.dumps(
+                [str(Path(p).resolve()) if p else str(Path.cwd()) for p in sys.path])}
+            if forkserver.available():
+                try:
+                    server = forkserver.server_for(
+                        json.dumps([sys.executable, base]), self.argv(), {**os.environ, **base},
+                        start_timeout=20.0)
+                except forkserver.ForkServerError as e:
+                    raise SubjectStartError(str(e)) from None
+            else:
+                env.update(base)
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
                               timeout=timeout, env=env, handshake=self.kind == "factory",
                               label=f"subject {self.name}", case_deadline=case_deadline,
-                              options=self.options)
+                              options=self.options, fork_server=server)
 
 
 def factory_subject(spec: str, *, family: str, tool_type: str | None = None,

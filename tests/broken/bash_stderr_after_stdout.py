@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import tempfile
 from pathlib import Path
@@ -13,7 +14,7 @@ TARGET = "bash.output.interleaved_in_order"
 
 class Session(BashSession):
     def script(self, command: str, sentinel: str) -> bytes:
-        err = shlex.quote(str(Path(tempfile.gettempdir()) / f"tooluse-err-{id(self)}"))
+        err = shlex.quote(str(Path(tempfile.gettempdir()) / f"tooluse-err-{os.getpid()}-{id(self)}"))
         return (f"eval {shlex.quote(command)} </dev/null 2>{err}\n"
                 f"__tooluse_rc=$?; cat {err}; rm -f {err}; "
                 f"builtin printf '\\n%s %s\\n' '{sentinel}' \"$__tooluse_rc\"\n").encode()

@@ -1,0 +1,244 @@
+"""A fork server per in-process subject: import the subject's module once, fork per test case.
+
+Starting a Python interpreter and importing the subject costs tens of milliseconds of CPU per
+test case; forking a process that has already imported it costs about one. The server
+(``python -m conformance.subjects.host --fork-server FD``) is single-threaded, so forking it is
+safe. Each request carries the case's working directory and environment plus three pipe ends
+(``SCM_RIGHTS``); the forked child starts a new session, takes the pipes as stdin/stdout/stderr
+and runs the ordinary host loop, so the child is isolated exactly like a freshly started host
+(own process group, killed at the deadline, leaks detected below it).
+
+Used where it can be (Linux: ``/proc`` and ``socket.send_fds``); ``TOOLUSE_FORKSERVER=0`` turns
+it off, and the harness then starts one interpreter per case.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import IO, Any, cast
+
+from conformance.isolation import alive, kill_group, processes_supported
+
+
+def available() -> bool:
+    return (os.environ.get("TOOLUSE_FORKSERVER", "1") != "0" and processes_supported()
+            and hasattr(socket, "send_fds"))
+
+
+class ForkServerError(Exception):
+    pass
+
+
+class ForkedProcess:
+    """The parts of :class:`subprocess.Popen` a :class:`ProcessSession` uses, for a forked child."""
+
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes],
+                 server: ForkServer) -> None:
+        self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        self.returncode: int | None = None
+        self._server = server
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not alive(self.pid):
+            status = self._server.status(self.pid)
+            self.returncode = -1 if status is None else status
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() >= end:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0)
+            time.sleep(0.005)
+        return cast(int, self.returncode)
+
+
+class ForkServer:
+    def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float) -> None:
+        self.lock = threading.Lock()
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.proc = subprocess.Popen(
+            [*argv, "--fork-server", str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+            env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, start_new_session=True)
+        theirs.close()
+        self._buf = b""
+        self.sock.settimeout(start_timeout)
+        try:
+            hello = self._recv()
+        except (OSError, ValueError) as e:
+            self.close()
+            raise ForkServerError(f"the subject host did not start: {e}") from None
+        if not hello.get("ready"):
+            self.close()
+            raise ForkServerError(f"the subject factory failed: {hello.get('error')}")
+        self.sock.settimeout(30.0)
+
+    def _recv(self) -> dict[str, Any]:
+        while b"\n" not in self._buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                err = b""
+                if self.proc.stderr is not None and self.proc.poll() is not None:
+                    err = self.proc.stderr.read()[-500:]
+                raise ValueError(f"the fork server exited{': ' + err.decode() if err else ''}")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return cast(dict[str, Any], json.loads(line))
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def spawn(self, workdir: str, env: Mapping[str, str]) -> ForkedProcess:
+        r0, w0 = os.pipe()
+        r1, w1 = os.pipe()
+        r2, w2 = os.pipe()
+        try:
+            with self.lock:
+                msg = json.dumps({"op": "fork", "workdir": workdir, "env": dict(env)}).encode()
+                socket.send_fds(self.sock, [msg + b"\n"], [r0, w1, w2])
+                reply = self._recv()
+        except (OSError, ValueError) as e:
+            for fd in (w0, r1, r2):
+                os.close(fd)
+            raise ForkServerError(f"cannot fork the subject: {e}") from None
+        finally:
+            for fd in (r0, w1, w2):
+                os.close(fd)
+        return ForkedProcess(int(reply["pid"]), os.fdopen(w0, "wb"), os.fdopen(r1, "rb"),
+                             os.fdopen(r2, "rb"), self)
+
+    def status(self, pid: int) -> int | None:
+        try:
+            with self.lock:
+                self.sock.sendall(json.dumps({"op": "status", "pid": pid}).encode() + b"\n")
+                return cast("int | None", self._recv().get("status"))
+        except (OSError, ValueError):
+            return None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc.pid)
+            self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+_servers: dict[str, ForkServer] = {}
+_servers_lock = threading.Lock()
+
+
+def server_for(key: str, argv: list[str], env: Mapping[str, str],
+               start_timeout: float) -> ForkServer:
+    """The running fork server for ``key`` (started, or restarted if it died)."""
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None or not server.running:
+            server = ForkServer(argv, env, start_timeout)
+            _servers[key] = server
+        return server
+
+
+def shutdown() -> None:
+    """Stop every fork server (also at interpreter exit)."""
+    with _servers_lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for s in servers:
+        s.close()
+
+
+atexit.register(shutdown)
+
+
+# --- the server side (runs in the host process) -------------------------------------------------
+
+def serve(fd: int, child_main: Any) -> int:
+    """Loop: fork a subject per request; answer exit statuses. Returns at end of input."""
+    sock = socket.socket(fileno=fd)
+    statuses: dict[int, int] = {}
+
+    def send(obj: dict[str, Any]) -> None:
+        sock.sendall(json.dumps(obj).encode() + b"\n")
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            statuses[pid] = os.waitstatus_to_exitcode(st)
+            if len(statuses) > 10_000:
+                statuses.pop(next(iter(statuses)))
+
+    buf = b""
+    pending_fds: list[list[int]] = []
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 3)
+        except OSError:
+            break
+        if fds:
+            pending_fds.append(fds)
+        if not data:
+            break
+        buf += data
+        while b"\n" in buf:
+            line, _, buf = buf.partition(b"\n")
+            req = json.loads(line)
+            reap()
+            if req.get("op") == "status":
+                pid = int(req["pid"])
+                if pid not in statuses:
+                    try:
+                        got, st = os.waitpid(pid, os.WNOHANG)
+                        if got:
+                            statuses[pid] = os.waitstatus_to_exitcode(st)
+                    except ChildProcessError:
+                        pass
+                send({"status": statuses.get(pid)})
+                continue
+            stdin, stdout, stderr = pending_fds.pop(0)
+            pid = os.fork()
+            if pid == 0:  # the subject
+                code = 70
+                try:
+                    sock.close()
+                    os.setsid()
+                    for i, f in enumerate((stdin, stdout, stderr)):
+                        os.dup2(f, i)
+                        os.close(f)
+                    os.chdir(req["workdir"])
+                    os.environ.update(req["env"])
+                    code = child_main()
+                except SystemExit as e:
+                    code = e.code if isinstance(e.code, int) else 1
+                finally:
+                    for stream in (sys.stdout, sys.stderr):
+                        try:
+                            stream.flush()
+                        except Exception:
+                            pass
+                    os._exit(code)
+            for f in (stdin, stdout, stderr):
+                os.close(f)
+            send({"pid": pid})
+    reap()
+    return 0

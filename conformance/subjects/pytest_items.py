@@ -1,0 +1,149 @@
+"""The conformance suite as pytest items (used by :mod:`conformance.plugin`).
+
+``pytest --tooluse-bash SPEC`` adds one item per (subject, applicable check), named
+``<check id>[<subject>]`` under a ``tooluse`` collector, so ``-k``, ``-x``, ``-n`` and JUnit work
+as usual. Each item runs :func:`conformance.runner.run_case`: a MUST failure (or any harness
+error) fails the item, SHOULD/INFO failures are xfail unless ``--tooluse-strict``, skips skip.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.catalog import Check, Severity
+from conformance.cli import UsageError
+from conformance.results import CheckResult, Outcome
+from conformance.subjects.spec import Subject
+
+OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("--tooluse-bash", dict(action="append", default=[], metavar="SPEC",
+                            help="a bash tool implementation to check (module:attr factory, "
+                                 "path/file.py:attr or a reference subject's name)")),
+    ("--tooluse-bash-cmd", dict(action="append", default=[], metavar="CMD",
+                                help="an out-of-process bash tool (JSON lines), any language")),
+    ("--tooluse-bash-type", dict(default=None, metavar="T",
+                                 help="bash tool type of those subjects (default bash_20250124)")),
+    ("--tooluse-editor", dict(action="append", default=[], metavar="SPEC",
+                              help="a text editor tool implementation to check")),
+    ("--tooluse-editor-cmd", dict(action="append", default=[], metavar="CMD",
+                                  help="an out-of-process text editor tool (JSON lines)")),
+    ("--tooluse-editor-type", dict(default=None, metavar="T",
+                                   help="text editor tool type (default text_editor_20250728)")),
+    ("--tooluse-editor-max-characters", dict(type=int, default=None, metavar="N",
+                                             help="max_characters the editors are configured with")),
+    ("--tooluse-check", dict(action="append", default=[], metavar="ID",
+                             help="only these check ids (globs allowed)")),
+    ("--tooluse-timeout", dict(type=float, default=None, metavar="S",
+                               help="command timeout given to subjects (default 3 s)")),
+    ("--tooluse-strict", dict(action="store_true", default=False,
+                              help="SHOULD checks fail the test run like MUST ones")),
+]
+
+
+def add_options(group: Any) -> None:
+    for name, kwargs in OPTIONS:
+        group.addoption(name, **kwargs)
+
+
+def subjects_from_config(config: pytest.Config) -> list[Subject]:
+    from conformance.subjects.spec import command_subject, subject_from_option
+
+    opt = config.getoption
+    found: list[Subject] = []
+    options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
+    if opt("--tooluse-editor-max-characters") is not None:
+        options["editor"]["max_characters"] = opt("--tooluse-editor-max-characters")
+    try:
+        for family in ("bash", "editor"):
+            tool_type = opt(f"--tooluse-{family}-type")
+            for spec in opt(f"--tooluse-{family}"):
+                found.append(subject_from_option(spec, family=family, tool_type=tool_type,
+                                                 options=options[family]))
+            for cmd in opt(f"--tooluse-{family}-cmd"):
+                found.append(command_subject(cmd, family=family, tool_type=tool_type,
+                                             options=options[family]))
+    except UsageError as e:
+        raise pytest.UsageError(f"tooluse: {e}") from None
+    return found
+
+
+class ConformanceFailure(Exception):
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+class ConformanceCollector(pytest.Collector):
+    def collect(self) -> list[Any]:  # items are added by add_items
+        return []
+
+
+class ConformanceItem(pytest.Item):
+    def __init__(self, *, subject: Subject, check: Check, timeout: float, strict: bool,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.subject, self.check, self.timeout, self.strict = subject, check, timeout, strict
+        self.add_marker(pytest.mark.tooluse)
+        self.user_properties.append(("severity", check.severity.value))
+
+    def runtest(self) -> None:
+        from conformance.runner import run_case
+
+        result = run_case(self.subject, self.check, timeout=self.timeout)
+        self.user_properties.append(("outcome", result.outcome.value))
+        if result.outcome is Outcome.SKIP:
+            pytest.skip(result.message)
+        if result.outcome is Outcome.PASS:
+            return
+        blocking = (result.outcome is Outcome.ERROR or self.check.severity is Severity.MUST
+                    or (self.strict and self.check.severity is Severity.SHOULD))
+        if not blocking:
+            pytest.xfail(f"{self.check.severity} check failed: {result.message}")
+        raise ConformanceFailure(result)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return describe(self.check, excinfo.value.result)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.check.id} on {self.subject.name}"
+
+
+def describe(check: Check, r: CheckResult) -> str:
+    kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
+    lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
+             f"  requirement: {check.statement}", f"  source: {check.source}",
+             f"  {r.message}"]
+    if r.received is not None:
+        lines.append(f"  received:   {json.dumps(r.received, ensure_ascii=False)[:2000]}")
+    if r.documented is not None:
+        lines.append(f"  documented: {json.dumps(r.documented, ensure_ascii=False)[:2000]}")
+    if r.reproducer:
+        lines.append("  reproducer (tool inputs, in order):")
+        lines += [f"    {json.dumps(i, ensure_ascii=False)[:500]}" for i in r.reproducer[:20]]
+    return "\n".join(lines)
+
+
+def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Append one item per (subject, applicable check) named on the command line."""
+    subjects = subjects_from_config(config)
+    if not subjects:
+        return
+    from conformance import runner
+
+    patterns = config.getoption("--tooluse-check") or None
+    if patterns and runner.unmatched_patterns(patterns):
+        raise pytest.UsageError(f"tooluse: --tooluse-check {' '.join(patterns)} matches no "
+                                "check; see `tooluse checks`")
+    timeout = config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT
+    strict = bool(config.getoption("--tooluse-strict"))
+    parent = ConformanceCollector.from_parent(session, name="tooluse")
+    for subject in subjects:
+        for chk in runner.select_checks(subject, patterns):
+            items.append(ConformanceItem.from_parent(
+                parent, name=f"{chk.id}[{subject.name}]", subject=subject, check=chk,
+                timeout=timeout, strict=strict))

@@ -1,0 +1,196 @@
+"""The bash checks against the reference and the deliberately broken subjects.
+
+Every broken subject in ``tests/broken/bash_*.py`` declares the one check it targets (``TARGET``);
+run against the whole bash catalog it must fail exactly that check, and the reference none.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from conformance import runner
+from conformance.catalog import CATALOG, Severity
+from conformance.reference.bash import RESTARTED, TIMED_OUT, BashTool, truncate_output
+from conformance.results import Outcome
+from conformance.subjects import factory_subject
+
+BROKEN = sorted((Path(__file__).resolve().parent / "broken").glob("bash_*.py"))
+TIMEOUT = 1.5  # the command timeout the subjects get here (the timeout checks wait for it)
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"broken_{path.stem}", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+TARGETS = {p.stem: load(p).TARGET for p in BROKEN}
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, dict[str, object]]:
+    """One run: every broken subject and the reference against every bash check."""
+    subjects = [factory_subject(f"{p}:factory", family="bash", name=p.stem) for p in BROKEN]
+    subjects.append(factory_subject("conformance.reference.bash:factory", family="bash",
+                                    name="reference"))
+    summary = runner.run(subjects, timeout=TIMEOUT)
+    out: dict[str, dict[str, object]] = {s.name: {} for s in subjects}
+    for r in summary.results:
+        out[r.subject][r.check_id] = r
+    return out
+
+
+def failing(results: dict[str, object]) -> set[str]:
+    return {i for i, r in results.items() if r.outcome in (Outcome.FAIL, Outcome.ERROR)}
+
+
+def test_every_must_check_has_a_broken_subject() -> None:
+    must = {i for i, c in CATALOG.items() if c.family == "bash" and c.severity is Severity.MUST}
+    assert must <= set(TARGETS.values())
+    assert all(t in CATALOG for t in TARGETS.values())
+
+
+def test_reference_passes_everything(outcomes) -> None:
+    ref = outcomes["reference"]
+    assert set(ref) == {i for i in CATALOG if i.startswith("bash.")}
+    assert {i: r.outcome for i, r in ref.items() if r.outcome is not Outcome.PASS} == {}
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_broken_subject_fails_exactly_its_target(outcomes, name: str) -> None:
+    results = outcomes[name]
+    assert failing(results) == {TARGETS[name]}, {i: results[i].message for i in failing(results)}
+    r = results[TARGETS[name]]
+    assert r.outcome is Outcome.FAIL and r.message
+    assert r.reproducer and all(isinstance(i, dict) for i in r.reproducer)
+
+
+def test_property_failure_reports_the_shrunk_replayable_reproducer(outcomes, tmp_path) -> None:
+    r = outcomes["bash_latin1"]["bash.output.roundtrip"]
+    assert "shrunk example" in r.message
+    assert len(r.reproducer) == 1 and set(r.reproducer[0]) == {"command"}
+    # Replaying the reproducer: the broken subject still fails it, the reference does not.
+    for path, bad in ((BROKEN[[p.stem for p in BROKEN].index("bash_latin1")], True),
+                      (None, False)):
+        tool = load(path).factory(tmp_path) if path else BashTool(tmp_path)
+        try:
+            got = tool(r.reproducer[0])["content"]
+        finally:
+            tool.close()
+        assert (got != r.documented) is bad, (got, r.documented)
+
+
+def test_exit_status_property_shrinks_to_a_minimal_status(outcomes) -> None:
+    r = outcomes["bash_never_flags"]["bash.errors.failure_flagged"]
+    assert r.reproducer == [{"command": "false"}]  # the deterministic pre-check comes first
+
+
+def test_timeout_failure_names_the_timeout(outcomes) -> None:
+    r = outcomes["bash_no_timeout"]["bash.timeout.returns_error_in_time"]
+    assert f"{TIMEOUT:g}s timeout" in r.message
+    assert outcomes["bash_no_timeout"]["bash.timeout.session_usable_after"].outcome is Outcome.SKIP
+
+
+def test_check_sources_are_headings_of_the_seed(shared_dir: Path) -> None:
+    seed = (shared_dir / "seeds" / "003_6e507974676b5473.txt").read_text()
+    protocol = (shared_dir / "PROTOCOL.md").read_text()
+    for c in CATALOG.values():
+        if c.family != "bash":
+            continue
+        if c.source.document == "PROTOCOL.md":
+            assert "## 4. Bash tool" in protocol
+            assert c.source.section.split(": ")[-1] in protocol, c.id
+        else:
+            assert c.source.section in seed, (c.id, c.source.section)
+
+
+# --- the reference bash, in-process ---------------------------------------------------------------
+
+@pytest.fixture
+def tool(tmp_path: Path):
+    t = BashTool(tmp_path, timeout=1.0)
+    yield t
+    t.close()
+
+
+def test_truncation_is_the_documented_helper() -> None:
+    text = "\n".join(str(i) for i in range(1, 151))
+    assert truncate_output(text) == ("\n".join(str(i) for i in range(1, 101))
+                                     + "\n\n... Output truncated (150 total lines) ...")
+    assert truncate_output("a\nb") == "a\nb"
+
+
+def test_reference_output_status_and_state(tool: BashTool, tmp_path: Path) -> None:
+    assert tool({"command": "printf abc"}) == {"content": "abc", "is_error": False}
+    assert tool({"command": "echo out; echo err >&2"})["content"] == "out\nerr\n"
+    failed = tool({"command": "echo partial; exit_code_is() { return 7; }; exit_code_is"})
+    assert failed == {"content": "partial\n[exit status 7]", "is_error": True}
+    tool({"command": f"cd {tmp_path} && mkdir -p sub && cd sub && export V=1"})
+    assert tool({"command": 'pwd; echo "$V"'})["content"] == f"{tmp_path}/sub\n1\n"
+    assert tool({"restart": True}) == {"content": RESTARTED, "is_error": False}
+    assert tool({"command": 'pwd; echo "[$V]"'})["content"] == f"{tmp_path}\n[]\n"
+
+
+@pytest.mark.parametrize("bad", [{}, {"restart": False}, {"command": ""}, {"command": 3}, []])
+def test_reference_invalid_input(tool: BashTool, bad: object) -> None:
+    r = tool(bad)
+    assert r["is_error"] and "command" in r["content"]
+
+
+def test_reference_timeout_restarts_and_kills_the_group(tool: BashTool) -> None:
+    pid = int(tool({"command": "sleep 300 >/dev/null & echo $!"})["content"])
+    t0 = time.monotonic()
+    r = tool({"command": "sleep 300"})
+    assert r == {"content": TIMED_OUT.format(timeout=1.0), "is_error": True}
+    assert time.monotonic() - t0 < 10
+    assert tool({"command": "echo alive"})["content"] == "alive\n"
+    deadline = time.monotonic() + 2
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pid)
+
+
+def test_reference_keeps_bounded_memory_and_says_how_much_it_cut(tool: BashTool) -> None:
+    r = tool({"command": "head -c 3000000 /dev/zero | tr '\\0' x"})
+    assert not r["is_error"] and len(r["content"]) < 31_000
+    assert re.search(r"Output truncated \(3000000 total bytes\)", r["content"])
+
+
+def test_reference_survives_exit_and_syntax_errors(tool: BashTool) -> None:
+    r = tool({"command": "exit 5"})
+    assert r["is_error"] and "status 5" in r["content"]
+    assert tool({"command": "echo 'unclosed"})["is_error"]
+    assert tool({"command": "echo fine"})["content"] == "fine\n"
+
+
+def test_reference_close_kills_background_processes(tmp_path: Path) -> None:
+    t = BashTool(tmp_path, timeout=1.0)
+    pid = int(t({"command": "sleep 300 >/dev/null 2>&1 & echo $!"})["content"])
+    t.close()
+    deadline = time.monotonic() + 2
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # pragma: no cover - no /proc
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
