@@ -258,6 +258,14 @@ def test_managed_agents_tools_array_limit_is_configurable() -> None:
         "managed_agents.tools.max_entries"}
 
 
+def test_managed_agents_custom_tool_names_are_unique_per_agent() -> None:
+    agent = {"name": "a", "tools": [MA_TOOL, {"type": "agent_toolset_20260401"}, MA_TOOL]}
+    vs = validate(agent, "ma_agent", strict=True)
+    assert [(v.pointer, v.rule) for v in vs] == [
+        ("/tools/2/name", "managed_agents.custom_tool.name_unique")]
+    assert "/tools/0" in vs[0].message
+
+
 def test_managed_agents_events() -> None:
     use = {"type": "agent.custom_tool_use", "id": "sevt_1", "name": "get_order_status",
            "input": {"order_id": "1"}, "processed_at": "2026-04-01T00:00:00Z"}

@@ -199,10 +199,13 @@ def validate(obj: Any, kind: str, *, strict: bool = False,
         raise ValueError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
     if kind == "block" and isinstance(obj, dict) and obj.get("type") in BLOCK_TYPES:
         kind = f"block:{obj['type']}"  # dispatch on type: one small validator per block type
-    order: list[Violation] = []
+    order: list[Violation] = []  # checks JSON Schema cannot express
     if kind == "sse_events" and isinstance(obj, list):
         from ._stream import stream_order  # the event order: errors in strict mode, notes else
         order = stream_order(obj, "error" if strict else "info")
+    elif kind == "ma_agent":
+        from ._agents import unique_tool_names
+        order = unique_tool_names(obj)
     fast = _fast_validator(kind, mode, max_agent_tools)
     if fast is not None and fast.is_valid(obj):
         return order
