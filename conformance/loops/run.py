@@ -1,0 +1,128 @@
+"""One run of an agent loop against one scenario, with the replay engine judging every request.
+
+The loop is called as ``loop(client, params)`` (plus ``run_tool=`` when it accepts it): sync loops
+get an ``anthropic.Anthropic``, coroutine functions an ``anthropic.AsyncAnthropic``; both talk to
+the simulator in-process. The loop runs in a thread with a deadline; the outcome lists the rule
+violations (with the offending request), the requests the recording did not expect, the exchanges
+the loop never reached, and what the loop raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.engine import Simulator
+from simulator.http import SimRequest, SimResponse
+
+from .scenarios import LoopScenario, recorded_results
+
+BASE_URL = "http://simulator.test"
+API_KEY = "sk-tooluse-simulator"
+
+
+@dataclass
+class LoopOutcome:
+    scenario: LoopScenario
+    #: (rule id, message, offending request body) for each unexpected violation.
+    violations: list[tuple[str, str, Any]] = field(default_factory=list)
+    #: Requests that matched no recorded exchange: (message, request body).
+    mismatches: list[tuple[str, Any]] = field(default_factory=list)
+    #: Exchanges never served: indices.
+    unserved: list[int] = field(default_factory=list)
+    raised: str | None = None
+    timed_out: bool = False
+    requests: list[Any] = field(default_factory=list)
+
+
+def accepts(fn: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: float = 30.0,
+             max_requests: int = 40) -> LoopOutcome:
+    import anthropic
+    import httpx2
+
+    from simulator.transports.httpx2_transport import AsyncSimulatorTransport, SimulatorTransport
+
+    cassette = scenario.load()
+    engine = Simulator(cassette, recorded_time=True, faults=scenario.fault_plan())
+    outcome = LoopOutcome(scenario)
+    for ex in cassette.exchanges[:scenario.setup]:  # an earlier conversation, played as recorded
+        engine(SimRequest("POST", ex.request["path"], {}, {}, json.dumps(ex.request["body"]).encode()))
+    first_seq = len(engine.log)
+
+    def handler(request: SimRequest) -> SimResponse:
+        try:
+            outcome.requests.append(request.json())
+        except ValueError:
+            outcome.requests.append(request.body.decode("utf-8", "replace"))
+        if len(outcome.requests) > max_requests:
+            from simulator.errors import invalid_request
+
+            return invalid_request(f"tooluse: the loop sent more than {max_requests} requests in "
+                                   f"scenario {scenario.id}; it does not converge")
+        return engine(request)
+
+    results = recorded_results(cassette)
+
+    def run_tool(name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:
+        return results.get(str(tool_use_id), "ok")
+
+    params = scenario.params(cassette)
+    kwargs = {"run_tool": run_tool} if accepts(loop, "run_tool") else {}
+    is_async = inspect.iscoroutinefunction(loop)
+
+    def target() -> None:
+        try:
+            if is_async:
+                async def main() -> None:
+                    async with anthropic.AsyncAnthropic(
+                            api_key=API_KEY, base_url=BASE_URL,
+                            http_client=httpx2.AsyncClient(transport=AsyncSimulatorTransport(handler),
+                                                           base_url=BASE_URL)) as client:
+                        await loop(client, params, **kwargs)
+                asyncio.run(main())
+            else:
+                with anthropic.Anthropic(api_key=API_KEY, base_url=BASE_URL,
+                                         http_client=httpx2.Client(transport=SimulatorTransport(handler),
+                                                                   base_url=BASE_URL)) as client:
+                    loop(client, params, **kwargs)
+        except Exception as e:  # the subject's fault, reported by the check
+            outcome.raised = f"{type(e).__name__}: {e}"
+
+    thread = threading.Thread(target=target, name="tooluse-loop", daemon=True)
+    thread.start()
+    thread.join(deadline)
+    outcome.timed_out = thread.is_alive()
+
+    from simulator.events import Mismatch, RequestReceived, RuleViolated
+
+    bodies: dict[str, Any] = {}
+    for ev in engine.log[first_seq:]:
+        if isinstance(ev, RequestReceived):
+            bodies[ev.request_id] = ev.body
+        elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
+            outcome.violations.append((ev.rule_id, ev.message, ev.body))
+        elif isinstance(ev, Mismatch) and ev.refused:
+            outcome.mismatches.append((
+                f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "
+                f"recording (recorded {_short(ev.expected)}, received {_short(ev.received)})",
+                bodies.get(ev.request_id)))
+    outcome.unserved = [i for _, i in engine.remaining()]
+    return outcome
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"

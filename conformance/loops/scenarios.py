@@ -1,0 +1,116 @@
+"""The agent-loop scenarios: conversations from the fixture corpus that a loop drives to the end.
+
+Each scenario names a cassette (``fixtures/<family>/<tool type>/<scenario>.json``). The loop gets
+the first request's body as ``params`` and must produce the rest of the recorded conversation: the
+simulator replays the recorded responses and judges every request the loop sends by the protocol
+rules. ``setup`` exchanges are played by the harness first (an earlier conversation that created
+the container an expired-container scenario then reuses); ``faults`` inject transient errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.cassette import Cassette, default_fixtures_root, load_cassette
+from simulator.faults import Fault, FaultPlan
+from simulator.sources import (
+    SEED_BASH,
+    SEED_CODE_EXECUTION,
+    SEED_PTC,
+    Source,
+    protocol,
+    seed,
+)
+
+
+@dataclass(frozen=True)
+class LoopScenario:
+    #: The check id (``loop.<what>``).
+    id: str
+    #: Cassette path under the fixtures root.
+    cassette: str
+    statement: str
+    source: Source
+    #: Exchanges the harness plays before handing over to the loop.
+    setup: int = 0
+    #: Transient faults, by exchange index (a list is used up one attempt at a time).
+    faults: dict[int, list[Fault]] = field(default_factory=dict)
+
+    def load(self) -> Cassette:
+        return load_cassette(default_fixtures_root() / self.cassette)
+
+    def fault_plan(self) -> FaultPlan | None:
+        return FaultPlan(at=dict(self.faults)) if self.faults else None
+
+    def params(self, cassette: Cassette) -> dict[str, Any]:
+        """What the loop starts from: the body of the first request it must send."""
+        body = cassette.exchanges[self.setup].request.get("body")
+        return dict(body) if isinstance(body, dict) else {}
+
+
+def recorded_results(cassette: Cassette) -> dict[str, Any]:
+    """tool_use id -> the content the recorded client answered it with."""
+    out: dict[str, Any] = {}
+    for ex in cassette.exchanges:
+        body = ex.request.get("body") or {}
+        for m in body.get("messages") or []:
+            if m.get("role") != "user" or not isinstance(m.get("content"), list):
+                continue
+            for b in m["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    out[str(b.get("tool_use_id"))] = b.get("content", "")
+    return out
+
+
+_BASH = seed(SEED_BASH, "Bash 도구")
+_CE = seed(SEED_CODE_EXECUTION, "Alasan berhenti `pause_turn`")
+_MIXED = protocol("2. Code execution tool: Client tool alongside code execution")
+_PTC = seed(SEED_PTC, "Ce qui se passe réellement")
+_TRANSIENT = protocol("5. Error responses: Headers (retry-after)", "S")
+_FAST = 0.01
+
+SCENARIOS: tuple[LoopScenario, ...] = (
+    LoopScenario("loop.client_tools.one_per_turn", "bash/bash_20250124/one_command.json",
+                 "a client tool_use is answered by a tool_result in the next user message",
+                 _BASH),
+    LoopScenario("loop.client_tools.several_per_turn", "bash/bash_20250124/several_tool_uses.json",
+                 "several tool_use blocks of one turn are all answered in one user message, "
+                 "results first", _BASH),
+    LoopScenario("loop.client_tools.streamed", "bash/bash_20250124/one_command_streamed.json",
+                 "the same loop over a streamed response", _BASH),
+    LoopScenario("loop.pause_turn.resend", "code_execution/code_execution_20260120/pause_turn.json",
+                 "after stop_reason pause_turn the assistant content is sent back as-is to "
+                 "continue the turn", _CE),
+    LoopScenario("loop.pause_turn.streamed",
+                 "code_execution/code_execution_20260120/pause_turn_streamed.json",
+                 "pause_turn resumed from a streamed response", _CE),
+    LoopScenario("loop.mixed.client_and_server_tools",
+                 "mixed/code_execution_20250825/deferred_server_result.json",
+                 "a client tool next to a pending server tool is answered with only tool_result "
+                 "blocks and the same tools", _MIXED),
+    LoopScenario("loop.mixed.streamed",
+                 "mixed/code_execution_20250825/deferred_server_result_streamed.json",
+                 "client and server tools in one streamed turn", _MIXED),
+    LoopScenario("loop.ptc.pause_resume", "ptc/code_execution_20260120/pause_resume.json",
+                 "a programmatic call is answered with only tool_result blocks and the container "
+                 "id", _PTC),
+    LoopScenario("loop.ptc.pause_resume_streamed",
+                 "ptc/code_execution_20260120/pause_resume_streamed.json",
+                 "a programmatic call answered after a streamed response", _PTC),
+    LoopScenario("loop.ptc.parallel_calls", "ptc/code_execution_20260120/parallel_calls.json",
+                 "parallel programmatic calls are all answered in one message", _PTC),
+    LoopScenario("loop.ptc.several_pauses", "ptc/code_execution_20260120/several_pauses.json",
+                 "code that pauses several times is resumed each time with the container", _PTC),
+    LoopScenario("loop.container.expired",
+                 "code_execution/code_execution_20260120/container_expired.json",
+                 "a request refused for an expired container is sent again without `container`",
+                 seed(SEED_CODE_EXECUTION, "Penggunaan ulang container"), setup=1),
+    LoopScenario("loop.errors.transient_retried", "bash/bash_20250124/one_command.json",
+                 "transient 429 and 529 answers are retried and the conversation completes",
+                 _TRANSIENT, faults={
+                     0: [Fault("rate_limit", retry_after=_FAST)],
+                     1: [Fault("overloaded", retry_after=_FAST)]}),
+)
+
+BY_ID = {s.id: s for s in SCENARIOS}
