@@ -51,7 +51,7 @@ from .events import (
     RuleViolated,
 )
 from .faults import FaultPlan, apply_fault
-from .http import Handler, SimRequest, SimResponse, json_headers
+from .http import Handler, SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
@@ -62,16 +62,13 @@ from .matchers import (
 )
 from .models import lookup
 from .registry import TOOLS
+from .render import render_exchange
 from .rules import DEFAULT_RULES, RULES, Rule, RuleContext, run_rules
-from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
 from .state import SimState, container_param_id
 
 MESSAGES_PATH = "/v1/messages"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
 MAX_BODY_BYTES = 32 * 1024 * 1024
-_DROP_HEADERS = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
-_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429,
-                 "invalid_request_error": 400, "request_too_large": 413, "timeout_error": 504}
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -302,34 +299,7 @@ class Simulator:
             f"received {_short(failure.received)}.", request_id=rid)
 
     def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
-        """The response for ``ex`` (fresh objects each call), the message it carries, the mode."""
-        rec = ex.response
-        status = int(rec["status"])
-        headers = {str(k).lower(): str(v) for k, v in (rec.get("headers") or {}).items()
-                   if str(k).lower() not in _DROP_HEADERS}
-        headers.setdefault("request-id", rid)
-        if "events" in rec:
-            events = recorded_events(rec["events"])
-            if stream:
-                h = {**headers, **stream_headers(headers["request-id"])}
-                return SimResponse(status, h, events=events), _assembled_or_none(events), "recorded"
-            try:
-                message = assemble_message(events)
-            except StreamError as e:
-                etype = str(e.error.get("type", "api_error"))
-                return (api_error(_ERROR_STATUS.get(etype, 500), etype,
-                                  str(e.error.get("message", "")), request_id=rid), None, "assembled")
-            return (SimResponse(status, json_headers({"request-id": headers["request-id"]}),
-                                body=message), message, "assembled")
-        body = rec.get("body")
-        headers.setdefault("content-type", "application/json")
-        is_message = isinstance(body, dict) and body.get("type") == "message"
-        if stream and status < 400 and isinstance(body, dict) and is_message:
-            events = synthesize_events(body, chunk=self.chunk, ping_every=self.ping_every)
-            return (SimResponse(status, stream_headers(headers["request-id"]), events=events),
-                    body, "synthesized")
-        return SimResponse(status, headers, body=json.loads(json.dumps(body))), \
-            (body if is_message else None), "recorded"
+        return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -385,13 +355,6 @@ class Simulator:
         else:
             resp.headers.setdefault("content-type", "application/json")
         return resp
-
-
-def _assembled_or_none(events: list[Any]) -> dict[str, Any] | None:
-    try:
-        return assemble_message(events)
-    except (StreamError, ValueError, KeyError, TypeError, IndexError):
-        return None
 
 
 def _time(ts: str | None) -> datetime | None:

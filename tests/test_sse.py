@@ -313,3 +313,11 @@ def test_calls_made_from_code_arrive_whole_and_compaction_in_one_delta() -> None
     md = next(e for e in events if e.event == "message_delta").data
     assert "stop_details" in md["delta"] and events[0].data["message"]["stop_details"] is None
     assert assemble_message(events) == m
+
+
+def test_a_broken_recorded_stream_is_reported_for_a_plain_request() -> None:
+    b = body([user("Weather?")], tools=[WEATHER])
+    broken = [{"event": "content_block_delta", "data": {"type": "content_block_delta", "index": 0,
+                                                        "delta": {"type": "text_delta", "text": "x"}}}]
+    r = Simulator(cassette(exchange(b, None, events=broken)))(post(b))
+    assert r.status == 500 and "cannot be assembled" in r.body["error"]["message"]
