@@ -16,7 +16,8 @@ code_execution_usage   the schemas accept ``usage.server_tool_use = {"code_execu
                        ``web_search_requests`` and ``web_fetch_requests`` and rejects it
 registry_scope         strict mode refuses block types, server tool names and tool types outside
                        the registry (tool search, advisor, memory, MCP connector blocks,
-                       compaction); the SDK models them. Lenient mode notes them (INFO)
+                       compaction; tool_result content search_result/tool_reference); the SDK
+                       models them. Lenient mode notes them (INFO)
 stop_fields_present    strict mode requires the ``stop_reason`` and ``stop_sequence`` keys (null
                        allowed) on a Message and a message_delta, as the API sends them
                        (PROTOCOL.md § 6); the SDK defaults them to None
@@ -63,7 +64,8 @@ class Disagreement:
 
 def _enum_scope(v: Violation) -> bool:
     return v.rule in ("blocks/response_block:enum", "blocks/block:enum",
-                      "blocks/server_tool_use:enum", "tools/tool_definition:enum")
+                      "blocks/server_tool_use:enum", "tools/tool_definition:enum",
+                      "blocks/tool_result:enum")
 
 
 DISAGREEMENTS = (
