@@ -20,11 +20,16 @@ API::
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
 that rule, the exchange counts as served); (2) the request is matched to the next exchange of the
-first cassette whose next exchange matches on every matcher; a mismatch is answered with a 400
-naming the matcher, both values, the cassette and the exchange index; (3) faults, if planned;
+first cassette whose next exchange matches on every matcher (the cassette in progress first, then
+the others in order); a mismatch is answered with a 400 naming the matcher, both values, the
+cassette and the exchange index (``strict_matching=False``: served anyway, mismatch logged);
+(3) faults, if planned (``FaultPlan``; a faulted request does not consume the exchange, except
+``slow``);
 (4) the recorded response is served: errors verbatim, JSON as JSON or synthesized SSE when the
 request has ``stream: true``, recorded events verbatim (or assembled into JSON for a non-stream
 request); (5) the state learns from what was served. No I/O, no sockets: time comes from ``clock``.
+An ``expect_rule`` exchange whose request passes every rule is answered with a 400 saying so and
+logged as ``ExpectationUnmet``.
 
 Other paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
 """

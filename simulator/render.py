@@ -31,7 +31,8 @@ def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int = 24,
     """The response for ``ex`` (fresh objects each call), the message it carries, the mode."""
     rec = ex.response
     status = int(rec["status"])
-    headers = {str(k).lower(): str(v) for k, v in (rec.get("headers") or {}).items()
+    raw = rec.get("headers")
+    headers = {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
                if str(k).lower() not in DROP_HEADERS}
     headers.setdefault("request-id", rid)
     if "events" in rec:
