@@ -26,6 +26,7 @@ import httpx2
 from .cassette import CASSETTE_VERSION, parse_cassette
 from .errors import api_error
 from .http import SimRequest, SimResponse, SSEEvent
+from .registry import TOOLS
 from .secrets import SecretScanner
 
 log = logging.getLogger("tooluse.record")
@@ -177,27 +178,42 @@ class Recorder:
                                                     "response": kept_response}))
         self.save()
 
+    def _first_body(self) -> dict[str, Any]:
+        return next((e["request"]["body"] for e in self._exchanges
+                     if isinstance(e["request"].get("body"), dict)), {})
+
+    def cassette_id(self) -> str:
+        """``recorded/<tool type>/<stamp>-<n>``: the corpus's ``<family>/<tool_type>/<scenario>``
+        shape, with the first built-in tool type of the conversation (else ``custom``)."""
+        tools = self._first_body().get("tools") or []
+        types = [t.get("type") for t in tools if isinstance(t, dict)]
+        tool_type = next((t for t in types if t in TOOLS and t != "custom"), "custom")
+        return f"recorded/{tool_type}/{self.stamp}-{self._count:03d}"
+
     def cassette(self) -> dict[str, Any]:
-        """The current conversation as a cassette (already redacted)."""
-        first: dict[str, Any] = next((e["request"]["body"] for e in self._exchanges
-                      if isinstance(e["request"].get("body"), dict)), {})
+        """The current conversation as a cassette (already redacted). Its ``source`` says it was
+        recorded: cite the documented behaviour before promoting it to a fixture."""
+        first = self._first_body()
         host = urlsplit(self.upstream).hostname or "upstream"
+        cid = self.cassette_id()
         return {
-            "version": CASSETTE_VERSION, "id": f"recorded/{self.stamp}-{self._count:03d}",
+            "version": CASSETTE_VERSION, "id": cid,
             "title": f"Conversation {self._count} recorded from {host}",
             "source": {"document": "recorded", "section": f"{host} {self.stamp}", "tag": "?"},
             "model": first.get("model"), "tools": first.get("tools", []),
             "streamed": any("events" in e["response"] for e in self._exchanges),
-            "tags": {"family": "recorded", "recorded_at": self.stamp},
+            "tags": {"family": "recorded", "tool_type": cid.split("/")[1],
+                     "recorded_at": self.stamp},
             **({"files": self.scanner.redact(self._files)} if self._files else {}),
             "exchanges": self._exchanges,
         }
 
     def save(self) -> Path | None:
-        """Write the current cassette; a refused one is logged and kept in :attr:`refused`."""
+        """Write the current cassette (``DIR/<id>.json``); a refused one is logged and kept in
+        :attr:`refused`."""
         if not self._exchanges:
             return None
-        target = self.out_dir / f"{self.stamp}-{self._count:03d}.json"
+        target = self.out_dir / f"{self.cassette_id()}.json"
         try:
             save_cassette(self.cassette(), target, self.scanner)
         except SecretLeak as e:

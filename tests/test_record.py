@@ -77,8 +77,9 @@ def test_recording_through_the_proxy_never_writes_a_secret(
         recorder.close()
     # the upstream did get the credentials: the proxy forwards them, it only never writes them
     assert f"Bearer {API_KEY}" in received[0]["authorization"] and received[0]["?key"] == QUERY_SECRET
-    files = sorted((tmp_path / "out").iterdir())
-    assert [f.suffix for f in files] == [".json"] and recorder.refused == []
+    files = sorted((tmp_path / "out").rglob("*.json"))
+    assert files == recorder.written and recorder.refused == []
+    assert files[0].relative_to(tmp_path / "out").as_posix().startswith("recorded/custom/")
     raw = files[0].read_bytes()
     for secret in PLANTED:
         assert secret.encode() not in raw
@@ -228,7 +229,7 @@ def test_tooluse_record_proxies_and_writes(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
         stop()
-    (written,) = tmp_path.iterdir()
+    (written,) = tmp_path.rglob("*.json")
     assert API_KEY.encode() not in written.read_bytes() and f"wrote {written}" in err
 
 
