@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from ..matchers import blocks_of
-from ..registry import TOOLS, ToolVersion
+from ..registry import ALLOWED_CALLERS, TOOLS, ToolVersion
 from ..sources import Source
 from ..state import SimState
 
@@ -82,8 +82,8 @@ def rule(id: str, *, source: Source, statement: str, message: str,
 
 # --- the request as rules see it ---------------------------------------------------------------
 
-CODE_EXEC_CALLERS = frozenset({"code_execution_20250825", "code_execution_20260120",
-                               "code_execution_20260521"})
+#: The ``allowed_callers`` values that let code call a tool (the registry's, minus ``direct``).
+CODE_EXEC_CALLERS = frozenset(c for c in ALLOWED_CALLERS if c != "direct")
 
 
 @dataclass
