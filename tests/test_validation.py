@@ -458,3 +458,11 @@ def test_fast_path_agrees_on_generated_blocks(block: dict[str, Any], strict: boo
     slow = impl.validator_for("block", mode)
     assert fast.is_valid(block) == (list(slow.iter_errors(block)) == [])
     assert (validate(block, "block", strict=strict) == []) == fast.is_valid(block)
+
+
+def test_strategies_module_exports_what_it_lists() -> None:
+    from simulator import strategies
+
+    assert sorted(strategies.__all__) == strategies.__all__
+    for name in strategies.__all__:
+        assert callable(getattr(strategies, name)), name
