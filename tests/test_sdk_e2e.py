@@ -338,3 +338,17 @@ def test_the_pytest_plugin_fixture(tooluse_simulator: Any) -> None:
     first = client.messages.create(model=sc.MODEL, max_tokens=1024, tools=[sc.WEATHER_TOOL],  # type: ignore[list-item]
                                    messages=[sc.QUESTION])  # type: ignore[list-item]
     assert first.stop_reason == "tool_use" and len(api.simulator.served) == 1
+
+
+def test_mock_serves_an_unmodified_async_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+    async def run() -> Any:
+        async with anthropic.AsyncAnthropic() as client:
+            return await client.messages.create(
+                model=sc.MODEL, max_tokens=1024, tools=[sc.WEATHER_TOOL],  # type: ignore[list-item]
+                messages=[sc.QUESTION])  # type: ignore[list-item]
+
+    with simulator.mock(sc.weather()):
+        assert asyncio.run(run()).content[1].input == {"city": "Paris"}  # type: ignore[union-attr]
