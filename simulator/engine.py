@@ -74,6 +74,7 @@ from .state import SimState, container_param_id
 MESSAGES_PATH = "/v1/messages"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
 MAX_BODY_BYTES = 32 * 1024 * 1024
+_EXPECT_RULE_MATCHERS = frozenset({"method", "path", "model"})
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -273,13 +274,11 @@ class Simulator:
             if cur >= len(c.exchanges):
                 continue
             ex = c.exchanges[cur]
-            if ex.expect_rule:
-                # An exchange expecting a violation matches on the rule it expects, not on fields.
-                failure = first_failure(self.matchers[:3], MatchRequest.from_recorded(ex.request),
-                                        incoming)
-            else:
-                failure = first_failure(self.matchers, MatchRequest.from_recorded(ex.request),
-                                        incoming)
+            # An exchange expecting a violation is matched on the rule it expects (and the
+            # endpoint and model), not on the fields the broken request may lack.
+            matchers = [m for m in self.matchers if m.name in _EXPECT_RULE_MATCHERS] \
+                if ex.expect_rule else self.matchers
+            failure = first_failure(matchers, MatchRequest.from_recorded(ex.request), incoming)
             if failure is None:
                 self._active = ci
                 return ci, ex, False

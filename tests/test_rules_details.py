@@ -215,3 +215,12 @@ def test_request_schema_answers_in_the_apis_path_style() -> None:
     msgs = messages_of({"model": "claude-opus-4-6", "max_tokens": 5,
                         "messages": [{"role": "user", "content": [{"type": "text"}]}]})
     assert msgs and msgs[0].startswith("messages.0.content.0")
+
+
+def test_dynamic_filtering_container_is_required_while_a_web_tool_is_deferred() -> None:
+    srv = {"type": "server_tool_use", "id": "srvtoolu_w", "name": "web_search", "input": {"query": "q"}}
+    tools = [WEATHER, {"type": "web_search_20260209", "name": "web_search"}]
+    b = body([user("go"), assistant(srv, tool_use("toolu_1")), user(tool_result("toolu_1"))],
+             tools=tools)
+    assert ids(b) == ["ptc.container.required"]
+    assert ids({**b, "container": "container_1"}) == ["container.unknown_or_expired"]
