@@ -37,6 +37,7 @@ Other paths answer 404 ``not_found_error``; other methods on /v1/messages 405; b
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -115,6 +116,7 @@ class Simulator:
         self._mounts: list[tuple[str, Handler]] = []
         self._slow: tuple[int, int, Any] | None = None
         self._noted: set[str] = set()
+        self._lock = threading.RLock()
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
@@ -159,6 +161,10 @@ class Simulator:
         return not self.remaining()
 
     def handle(self, request: SimRequest) -> SimResponse:
+        with self._lock:  # one request at a time: cursors, state and log move together
+            return self._handle(request)
+
+    def _handle(self, request: SimRequest) -> SimResponse:
         rid = self._ids.new()
         path = normalize_path(request.path)
         for prefix, handler in self._mounts:

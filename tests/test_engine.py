@@ -260,3 +260,14 @@ def test_log_events_serialise_for_reports() -> None:
     assert rows[3]["rule_id"] == "messages.roles.alternate" and rows[3]["body"]["messages"]
     json.dumps(rows)
     assert [i for _, i in sim.remaining()] == [1] and not sim.done
+
+
+def test_concurrent_requests_are_served_one_at_a_time() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    n = 40
+    c = cassette(*[exchange(B1, message([text(str(i))], id=f"msg_{i}")) for i in range(n)])
+    sim = Simulator(c)
+    with ThreadPoolExecutor(8) as pool:
+        ids = sorted(r.body["id"] for r in pool.map(lambda _: sim(post(B1)), range(n)))
+    assert ids == sorted(f"msg_{i}" for i in range(n)) and sim.done
+    assert len({e.request_id for e in sim.served}) == n
