@@ -352,12 +352,19 @@ class ManagedAgentsSimulator:
             return self._ok(session.to_json())
 
     def _scenario_named(self, value: str | None) -> Scenario:
-        """``metadata.tooluse_scenario``: a registered scenario's name, or a JSON script
+        """``metadata.tooluse_scenario``: a registered scenario's name, a Managed Agents cassette id
+        of the corpus (``managed_agents/custom/one_tool_use``), or a JSON script
         ``[[["tool", {input}], ...], ...]`` (one list of tool uses per turn)."""
         if not value:
             return self.default_scenario
         if value in self.scenarios:
             return self.scenarios[value]
+        if value.startswith("managed_agents/"):
+            from .scenario import corpus_scenarios
+
+            self.scenarios.update(corpus_scenarios())
+            if value in self.scenarios:
+                return self.scenarios[value]
         try:
             turns = json.loads(value)
             return Scenario.of("metadata", *[[(str(n), dict(i)) for n, i in t] for t in turns])
@@ -439,7 +446,8 @@ class ManagedAgentsSimulator:
                     use_id = ev["custom_tool_use_id"]
                     self._check_result(request, s, use_id, batch)
                     batch.add(use_id)
-            echoes = [S.receive(self.store, s, dict(ev)) for ev in events]
+            echoes = [S.receive(self.store, s, dict(ev), settle_now=False) for ev in events]
+            S.settle(self.store, s)
             return self._ok({"data": echoes})
 
     def _check_result(self, request: SimRequest, s: Session, use_id: str,

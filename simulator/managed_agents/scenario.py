@@ -110,3 +110,18 @@ def scenario_from_cassette(cassette: Any) -> Scenario:
         if ex.request.get("method", "GET").upper() == "GET" and isinstance(body, Mapping):
             events.extend(e for e in body.get("data") or [] if isinstance(e, Mapping))
     return scenario_from_events(cassette.id, events)
+
+
+def corpus_scenarios(root: Any = None) -> dict[str, Scenario]:
+    """Every Managed Agents cassette of the corpus as a scenario, by cassette id
+    (``managed_agents/custom/one_tool_use``)."""
+    from simulator.cassette import CassetteError, iter_corpus
+
+    out: dict[str, Scenario] = {}
+    try:
+        for cassette in iter_corpus(root):
+            if cassette.family == "managed_agents":
+                out[cassette.id] = scenario_from_cassette(cassette)
+    except CassetteError:
+        return out
+    return out

@@ -86,8 +86,13 @@ def check_event(ev: Any) -> str | None:
     return None
 
 
-def receive(store: Store, session: Session, ev: dict[str, Any]) -> dict[str, Any]:
-    """Persist one sent event and let the agent react. Returns the echo."""
+def receive(store: Store, session: Session, ev: dict[str, Any], *,
+            settle_now: bool = True) -> dict[str, Any]:
+    """Persist one sent event and let the agent react. Returns the echo.
+
+    Results sent together in one request are settled together (``settle_now=False`` for all but
+    the last): the session re-emits one idle with the remainder, or runs its next turn.
+    """
     kind = ev["type"]
     echo = dict(ev)
     echo["id"] = store.ids.new("sevt")
@@ -99,10 +104,9 @@ def receive(store: Store, session: Session, ev: dict[str, Any]) -> dict[str, Any
         session.results.setdefault(use_id, []).append(echo)
         if use_id in session.pending:
             session.pending.remove(use_id)
-            if session.pending:
-                idle(store, session, {"type": "requires_action", "event_ids": list(session.pending)})
-            else:
-                run_turn(store, session)
+            session.resolved = True
+        if settle_now:
+            settle(store, session)
     elif kind == "user.message":
         if session.status == "idle" and not session.pending:
             if session.finished:
@@ -115,6 +119,17 @@ def receive(store: Store, session: Session, ev: dict[str, Any]) -> dict[str, Any
         session.finished = True
         idle(store, session, {"type": "end_turn"})
     return echo
+
+
+def settle(store: Store, session: Session) -> None:
+    """After results arrived: idle again with the remainder, or run the next turn."""
+    if not session.resolved:
+        return
+    session.resolved = False
+    if session.pending:
+        idle(store, session, {"type": "requires_action", "event_ids": list(session.pending)})
+    else:
+        run_turn(store, session)
 
 
 def idle(store: Store, session: Session, stop_reason: dict[str, Any]) -> None:

@@ -98,6 +98,8 @@ class Session:
     turn: int = 0
     #: True once the scenario's last turn ended (``end_turn``).
     finished: bool = False
+    #: A result resolved a pending tool use since the last idle (settled after each request).
+    resolved: bool = False
 
     def event(self, event_id: str) -> dict[str, Any] | None:
         return next((e for e in self.events if e["id"] == event_id), None)
