@@ -5,6 +5,7 @@ API::
     from simulator.engine import Simulator
     sim = Simulator(cassette_or_list, *, matchers=DEFAULT_MATCHERS, rules=DEFAULT_RULES,
                     clock=SystemClock(), faults=None, strict_matching=True, seed=0)
+    sim = Simulator.from_path("fixtures/ptc", recorded_time=True)   # a file or a directory
     resp = sim.handle(SimRequest("POST", "/v1/messages", headers, body=b"..."))   # or sim(req)
     sim.log          # list[simulator.events.Event], in order
     sim.violations   # list[RuleViolated]; sim.mismatches, sim.served, sim.unmet,
@@ -40,9 +41,10 @@ import json
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from .cassette import Cassette, Exchange
+from .cassette import Cassette, CassetteError, Exchange, iter_corpus
 from .clock import Clock, FakeClock, SystemClock
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
@@ -120,6 +122,14 @@ class Simulator:
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
+
+    @classmethod
+    def from_path(cls, path: str | Path, **options: Any) -> Simulator:
+        """A simulator over one cassette file or every cassette under a directory."""
+        cassettes = list(iter_corpus(path))
+        if not cassettes:
+            raise CassetteError(path, "", "no cassettes found")
+        return cls(cassettes, **options)
 
     def __call__(self, request: SimRequest) -> SimResponse:
         return self.handle(request)

@@ -86,3 +86,13 @@ def test_recorded_time_ages_the_container_as_the_cassette_says() -> None:
                     for ex in c.exchanges]
         assert statuses == [ex.response["status"] for ex in c.exchanges], c.id
         assert sim.done and not sim.unmet
+
+
+@pytest.mark.skipif(not CORPUS, reason="no fixtures/ corpus in this checkout")
+def test_from_path_loads_a_file_or_a_directory(tmp_path: Path) -> None:
+    from simulator.cassette import CassetteError
+    one = CORPUS[0]
+    assert Simulator.from_path(str(one.path)).cassettes[0].id == one.id
+    assert len(Simulator.from_path(Path(str(one.path)).parent).cassettes) >= 1
+    with pytest.raises(CassetteError, match="no cassettes"):
+        Simulator.from_path(tmp_path)
