@@ -76,6 +76,7 @@ def test_legacy_bash_needs_computer_use_beta_and_old_model() -> None:
 
 
 def test_several_beta_values_only_the_malformed_ones_are_named() -> None:
+    assert ids(body([user("hi")]), {"anthropic-beta": "claude-code-20250219,oauth-2025-04-20"}) == []
     msgs = messages_of(body([user("hi")]), {"anthropic-beta": "files-api-2025-04-14, nope"})
     assert msgs[0].startswith("Unexpected value(s) `nope` for the `anthropic-beta` header.")
 

@@ -26,8 +26,9 @@ WEB_NEEDS_CE = ("{label}: `{web}` requires code_execution_20260120 or later, but
                 "`{ce}`{behaves}. Use code_execution_20260120 or later, or remove the "
                 "code_execution tool.")
 
-#: How a beta name looks (``files-api-2025-04-14``); anything else is refused [I].
-BETA_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}$")
+#: How a beta name looks (``files-api-2025-04-14``, ``claude-code-20250219``): a name ending in a
+#: date. The API's list of betas is not published; anything else is refused [I].
+BETA_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
 def _accepts(tv: ToolVersion, model: str) -> bool | None:
