@@ -225,3 +225,11 @@ def test_dynamic_filtering_container_is_required_while_a_web_tool_is_deferred() 
              tools=tools)
     assert ids(b) == ["ptc.container.required"]
     assert ids({**b, "container": "container_1"}) == ["container.unknown_or_expired"]
+
+
+def test_computer_use_versions_need_their_beta_headers() -> None:
+    b = body([user("hi")], tools=[{"type": "computer_20251124", "name": "computer",
+                                   "display_width_px": 1024, "display_height_px": 768}])
+    assert ids(b) == ["beta.legacy_header_required"]
+    assert "`anthropic-beta: computer-use-2025-11-24`" in messages_of(b)[0]
+    assert ids(b, {"anthropic-beta": "computer-use-2025-11-24"}) == []

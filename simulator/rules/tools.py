@@ -57,10 +57,20 @@ def fixed_type_name(ctx: RuleContext) -> str | None:
     return None
 
 
+#: Computer use versions the registry does not list, and their beta headers (PROTOCOL.md §4).
+COMPUTER_BETAS = {"computer_20241022": "computer-use-2024-10-22",
+                  "computer_20250124": "computer-use-2025-01-24",
+                  "computer_20251124": "computer-use-2025-11-24"}
+
+
 @rule("beta.legacy_header_required", source=protocol("4. Bash tool: Versions", "I"),
       statement="Legacy tool versions need their beta header.", message=LEGACY_BETA)
 def legacy_header_required(ctx: RuleContext) -> str | None:
     for i, t in enumerate(ctx.tools):
+        header = COMPUTER_BETAS.get(str(t.get("type")))
+        if header and header not in ctx.betas:
+            return LEGACY_BETA.format(label=tool_label(i, t), type=t.get("type"), header=header,
+                                      newer="a current version")
         tv = ctx.tool_version(t)
         if tv is None or not tv.beta_header or tv.side == "managed":
             continue
