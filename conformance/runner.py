@@ -169,7 +169,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def default_jobs() -> int:
-    return max(2, min(8, (os.cpu_count() or 2) * 2))
+    return max(4, min(16, (os.cpu_count() or 2) * 4))
 
 
 def plan_run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,

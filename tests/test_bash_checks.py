@@ -18,10 +18,11 @@ import pytest
 from conformance import runner
 from conformance.catalog import CATALOG, Severity
 from conformance.reference.bash import RESTARTED, TIMED_OUT, BashTool, truncate_output
-from conformance.results import Outcome
+from conformance.results import CheckResult, Outcome
 from conformance.subjects import factory_subject
 
-BROKEN = sorted((Path(__file__).resolve().parent / "broken").glob("bash_*.py"))
+BROKEN_DIR = Path(__file__).resolve().parent / "broken"
+BROKEN = sorted(BROKEN_DIR.glob("bash_*.py"))
 TIMEOUT = 1.5  # the command timeout the subjects get here (the timeout checks wait for it)
 
 
@@ -36,20 +37,20 @@ def load(path: Path) -> ModuleType:
 TARGETS = {p.stem: load(p).TARGET for p in BROKEN}
 
 
-@pytest.fixture(scope="module")
-def outcomes() -> dict[str, dict[str, object]]:
-    """One run: every broken subject and the reference against every bash check."""
-    subjects = [factory_subject(f"{p}:factory", family="bash", name=p.stem) for p in BROKEN]
-    subjects.append(factory_subject("conformance.reference.bash:factory", family="bash",
-                                    name="reference"))
-    summary = runner.run(subjects, timeout=TIMEOUT)
-    out: dict[str, dict[str, object]] = {s.name: {} for s in subjects}
+def run(names: list[str], checks: list[str] | None = None) -> dict[str, dict[str, CheckResult]]:
+    subjects = [factory_subject(f"{BROKEN_DIR / n}.py:factory", family="bash", name=n)
+                for n in names if n != "reference"]
+    if "reference" in names:
+        subjects.append(factory_subject("conformance.reference.bash:factory", family="bash",
+                                        name="reference"))
+    summary = runner.run(subjects, checks=checks, timeout=TIMEOUT, jobs=16)
+    out: dict[str, dict[str, CheckResult]] = {s.name: {} for s in subjects}
     for r in summary.results:
         out[r.subject][r.check_id] = r
     return out
 
 
-def failing(results: dict[str, object]) -> set[str]:
+def failing(results: dict[str, CheckResult]) -> set[str]:
     return {i for i, r in results.items() if r.outcome in (Outcome.FAIL, Outcome.ERROR)}
 
 
@@ -59,29 +60,28 @@ def test_every_must_check_has_a_broken_subject() -> None:
     assert all(t in CATALOG for t in TARGETS.values())
 
 
-def test_reference_passes_everything(outcomes) -> None:
-    ref = outcomes["reference"]
+def test_broken_subjects_fail_exactly_their_target_and_the_reference_nothing() -> None:
+    """One run (every broken subject and the reference against every bash check)."""
+    outcomes = run([*TARGETS, "reference"])
+    ref = outcomes.pop("reference")
     assert set(ref) == {i for i in CATALOG if i.startswith("bash.")}
-    assert {i: r.outcome for i, r in ref.items() if r.outcome is not Outcome.PASS} == {}
+    assert {i: (r.outcome, r.message) for i, r in ref.items() if r.outcome is not Outcome.PASS} == {}
+    wrong = {name: sorted(failing(results)) for name, results in outcomes.items()
+             if failing(results) != {TARGETS[name]}}
+    assert wrong == {}, {n: {i: outcomes[n][i].message for i in ids} for n, ids in wrong.items()}
+    for name, results in outcomes.items():
+        r = results[TARGETS[name]]
+        assert r.outcome is Outcome.FAIL and r.message
+        assert r.reproducer and all(isinstance(i, dict) for i in r.reproducer), name
 
 
-@pytest.mark.parametrize("name", sorted(TARGETS))
-def test_broken_subject_fails_exactly_its_target(outcomes, name: str) -> None:
-    results = outcomes[name]
-    assert failing(results) == {TARGETS[name]}, {i: results[i].message for i in failing(results)}
-    r = results[TARGETS[name]]
-    assert r.outcome is Outcome.FAIL and r.message
-    assert r.reproducer and all(isinstance(i, dict) for i in r.reproducer)
-
-
-def test_property_failure_reports_the_shrunk_replayable_reproducer(outcomes, tmp_path) -> None:
-    r = outcomes["bash_latin1"]["bash.output.roundtrip"]
-    assert "shrunk example" in r.message
+def test_property_failure_reports_the_shrunk_replayable_reproducer(tmp_path) -> None:
+    r = run(["bash_latin1"], ["bash.output.roundtrip"])["bash_latin1"]["bash.output.roundtrip"]
+    assert r.outcome is Outcome.FAIL and "shrunk example" in r.message
     assert len(r.reproducer) == 1 and set(r.reproducer[0]) == {"command"}
     # Replaying the reproducer: the broken subject still fails it, the reference does not.
-    for path, bad in ((BROKEN[[p.stem for p in BROKEN].index("bash_latin1")], True),
-                      (None, False)):
-        tool = load(path).factory(tmp_path) if path else BashTool(tmp_path)
+    for tool, bad in ((load(BROKEN_DIR / "bash_latin1.py").factory(tmp_path), True),
+                      (BashTool(tmp_path), False)):
         try:
             got = tool(r.reproducer[0])["content"]
         finally:
@@ -89,15 +89,15 @@ def test_property_failure_reports_the_shrunk_replayable_reproducer(outcomes, tmp
         assert (got != r.documented) is bad, (got, r.documented)
 
 
-def test_exit_status_property_shrinks_to_a_minimal_status(outcomes) -> None:
-    r = outcomes["bash_never_flags"]["bash.errors.failure_flagged"]
-    assert r.reproducer == [{"command": "false"}]  # the deterministic pre-check comes first
+def test_failure_flagged_reports_the_first_unflagged_command() -> None:
+    r = run(["bash_never_flags"], ["bash.errors.failure_flagged"])["bash_never_flags"]
+    assert r["bash.errors.failure_flagged"].reproducer == [{"command": "false"}]
 
 
-def test_timeout_failure_names_the_timeout(outcomes) -> None:
-    r = outcomes["bash_no_timeout"]["bash.timeout.returns_error_in_time"]
-    assert f"{TIMEOUT:g}s timeout" in r.message
-    assert outcomes["bash_no_timeout"]["bash.timeout.session_usable_after"].outcome is Outcome.SKIP
+def test_timeout_failure_names_the_timeout() -> None:
+    r = run(["bash_no_timeout"], ["bash.timeout.*"])["bash_no_timeout"]
+    assert f"{TIMEOUT:g}s timeout" in r["bash.timeout.returns_error_in_time"].message
+    assert r["bash.timeout.session_usable_after"].outcome is Outcome.SKIP
 
 
 def test_check_sources_are_headings_of_the_seed(shared_dir: Path) -> None:

@@ -1,0 +1,94 @@
+"""`tooluse run` and `tooluse checks` end to end (exit codes, reports, usage errors)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.catalog import CATALOG
+from conformance.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "broken"
+NODE_SUBJECT = ROOT / "tests" / "subjects" / "bash_tool.mjs"
+
+
+def test_all_reference_passes_and_writes_reports(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    assert main(["run", "--all-reference", "--out", str(out), "--timeout", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "PASS:" in text and "reference-bash (bash_20250124)" in text
+    from conformance.reports import load_results
+
+    doc = load_results(out / "results.json")
+    results = doc.results
+    bash_ids = {i for i in CATALOG if i.startswith("bash.")}
+    assert {r.check_id for r in results if r.subject == "reference-bash"} == bash_ids
+    assert all(r.outcome.value == "pass" for r in results if r.family == "bash")
+    assert (out / "junit.xml").is_file() and (out / "report.md").is_file()
+
+
+def test_a_failing_must_check_exits_1_with_the_reproducer(capsys) -> None:
+    code = main(["run", "--bash", f"{BROKEN}/bash_never_flags.py:factory",
+                 "--check", "bash.errors.failure_flagged", "--timeout", "1"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL  MUST   bash.errors.failure_flagged" in out
+    assert '{"command": "false"}' in out and "received:" in out and "documented:" in out
+    assert "FAIL: 0 passed, 1 failed" in out
+
+
+def test_should_failures_count_only_with_strict(capsys) -> None:
+    args = ["run", "--bash", f"{BROKEN}/bash_no_truncation.py:factory",
+            "--check", "bash.output.large_output_truncated", "--timeout", "1"]
+    assert main(args) == 0
+    assert "(not blocking)" in capsys.readouterr().out
+    assert main([*args, "--strict"]) == 1
+
+
+def test_json_lines_output(capsys) -> None:
+    assert main(["run", "--bash", "reference-bash", "--check", "bash.session.*", "--json",
+                 "--timeout", "1"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["check_id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.session.")}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_subject_passes_every_bash_check(capsys) -> None:
+    code = main(["run", "--bash-cmd", f"node {NODE_SUBJECT}", "--timeout", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    n = sum(1 for i in CATALOG if i.startswith("bash."))
+    assert f"cmd:node (bash_20250124): {n} checks: {n} pass" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run"], "no subject to run"),
+    (["run", "--bash", "tooluse_absent_mod:factory"], "no module named"),
+    (["run", "--bash", "reference-bash", "--bash-type", "bash_20990101"], "bash_20250124"),
+    (["run", "--bash", "reference-bash", "--check", "nothing.*"], "matches no check"),
+    (["run", "--bash", "reference-bash", "--timeout", "0"], "positive"),
+    (["run", "--bash-cmd", "node 'x"], "does not parse"),
+    (["run", "--editor", "reference-bash"], "not editor"),
+    (["run", "--bash", "reference-bash", "--expected-failures", "x.txt"], "needs --out"),
+    (["checks", "--family", "nope"], "bash"),
+    (["checks", "--tool-type", "bash_20990101"], "bash_20250124"),
+])
+def test_usage_errors_exit_2_with_one_line(argv: list[str], words: str, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_checks_listing(capsys) -> None:
+    assert main(["checks", "--family", "bash", "--tool-type", "bash_20241022"]) == 0
+    out = capsys.readouterr().out
+    assert "bash.session.cwd_persists  [MUST]" in out
+    assert "source: 003_6e507974676b5473.txt §" in out
+    assert main(["checks", "--json", "--family", "bash"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.")}
+    assert set(rows[0]) == {"id", "family", "severity", "applies_to", "source", "statement"}

@@ -1,0 +1,62 @@
+"""The pytest plugin: one item per (subject, check), outcomes by severity, usage errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Imported here, before pytester snapshots sys.modules: an in-process run must not import the
+# check modules afresh (their checks would register twice).
+import conformance.runner  # noqa: F401
+
+pytest_plugins = ["pytester"]
+
+BROKEN = Path(__file__).resolve().parent / "broken"
+
+
+def test_items_per_check_and_a_must_failure_with_its_reproducer(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(
+        "--tooluse-bash", f"{BROKEN}/bash_never_flags.py:factory", "--tooluse-check",
+        "bash.errors.*", "--tooluse-timeout", "1", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "*MUST check failed: bash.errors.failure_flagged on bash_never_flags.py:factory*",
+        "*requirement: A command that fails*",
+        '*{"command": "false"}*',
+    ])
+
+
+def test_should_failures_are_xfail_unless_strict(pytester: pytest.Pytester) -> None:
+    args = ["--tooluse-bash", f"{BROKEN}/bash_no_truncation.py:factory", "--tooluse-check",
+            "bash.output.large_output_*", "--tooluse-timeout", "1", "-p", "no:cacheprovider"]
+    pytester.runpytest_inprocess(*args).assert_outcomes(passed=1, xfailed=1)
+    pytester.runpytest_inprocess(*args, "--tooluse-strict").assert_outcomes(passed=1, failed=1)
+
+
+def test_reference_items_pass_and_k_selects(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess(
+        "--tooluse-bash", "reference-bash", "--tooluse-check", "bash.session.*", "-k",
+        "cwd_persists or env_persists", "-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*bash.session.cwd_persists?reference-bash?*PASSED*"])
+
+
+def test_items_live_next_to_the_teams_own_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_own="def test_mine():\n    assert True\n")
+    result = pytester.runpytest_inprocess(
+        "--tooluse-bash", "reference-bash", "--tooluse-check", "bash.input.invalid_rejected",
+        "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_without_options_nothing_is_added(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_own="def test_mine():\n    assert True\n")
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_bad_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess("--tooluse-bash", "tooluse_absent_mod:factory",
+                                          "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tooluse: subject 'tooluse_absent_mod:factory'*no module named*"])
