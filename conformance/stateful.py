@@ -39,9 +39,10 @@ from simulator import registry
 class ModelDisagreement(AssertionError):
     """The subject answered a command differently from every documented-compatible outcome."""
 
-    def __init__(self, message: str, reproducer: list[dict[str, Any]], notes: list[str]) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, received: str, documented: str,
+                 reproducer: list[dict[str, Any]], notes: list[str]) -> None:
+        super().__init__(f"{message}\nReceived: {received}\nDocumented: {documented}")
+        self.message, self.received, self.documented = message, received, documented
         self.reproducer = reproducer
         self.notes = notes
 
@@ -100,10 +101,10 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
             if outcome is None:
                 allowed = [("error" if o.error else "success", o.after) for o in e.outcomes]
                 raise ModelDisagreement(
-                    f"{tool_input['command']} disagrees with the documented semantics\n"
-                    f"Received: {'error' if _refused(r) else 'success'} {r.text[:200]!r}; "
-                    f"file now {after!r:.300}\n"
-                    f"Documented: one of {allowed!r:.600}", list(trace.inputs), list(trace.notes))
+                    f"{tool_input['command']} disagrees with the documented semantics",
+                    f"{'error' if _refused(r) else 'success'} {r.text[:200]!r}; "
+                    f"file now {after!r:.300}", f"one of {allowed!r:.600}",
+                    list(trace.inputs), list(trace.notes))
             limit = getattr(s, "max_characters", None)
             if outcome.shows and not _refused(r) and not (limit and len(r.text) >= limit):
                 _expect_shown(r.text, outcome.shows, tool_input, trace)
@@ -204,9 +205,8 @@ def _expect_shown(text: str, shows: tuple[str, ...], tool_input: dict[str, Any],
                      None)
         if found is None:
             raise ModelDisagreement(
-                f"view did not show the line {body!r} (in order)\nReceived: {text[:300]!r}\n"
-                f"Documented: the lines {list(shows)!r:.300}", list(trace.inputs),
-                list(trace.notes))
+                f"view did not show the line {body!r} (in order)", repr(text[:300]),
+                f"the lines {list(shows)!r:.300}", list(trace.inputs), list(trace.notes))
         at = found + 1
 
 
@@ -222,5 +222,6 @@ def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = 12,
     try:
         run_state_machine_as_test(machine, settings=config)
     except ModelDisagreement as e:
-        return ModelDisagreement(e.message, list(trace.inputs), list(trace.notes))
+        return ModelDisagreement(e.message, e.received, e.documented, list(trace.inputs),
+                                 list(trace.notes))
     return None

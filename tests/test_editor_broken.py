@@ -41,6 +41,7 @@ def test_failure_message_shows_received_documented_and_reproducer() -> None:
     b = next(b for b in BROKEN if b.target == "editor.str_replace.rejects_multiple_matches")
     out = run_checks(b.factory, b.tool_type, ids={b.target})[b.target]
     assert out.failure is not None
-    assert "Received:" in out.failure.message and "Documented:" in out.failure.message
+    assert "Error: Found 3 matches" in str(out.failure.documented)
+    assert "Successfully replaced" in str(out.failure.received)
     assert out.failure.reproducer[-1]["command"] == "str_replace"
     assert out.failure.reproducer[-1]["old_str"] == "x = 1"

@@ -30,7 +30,8 @@ def test_broken_editor_disagrees_with_a_replayable_reproducer(cls: type[TextEdit
     found = run_editor_model(s, max_examples=40)
     assert found is not None
     assert found.reproducer and all("command" in x and "path" in x for x in found.reproducer)
-    assert "Received:" in found.message and "Documented:" in found.message
+    assert found.received and found.documented
+    assert "Received:" in str(found) and "Documented:" in str(found)
     # Replaying the reproducer on fresh editors: the reference and the broken one part ways.
     answers = []
     for make in (lambda w: TextEditor(w, tool_type="text_editor_20250429"), factory):

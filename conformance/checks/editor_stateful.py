@@ -26,6 +26,5 @@ def agrees_with_model(s: ToolSession) -> None:
     raise CheckFailure(
         f"{disagreement.message}\nShrunk reproducer: replay these {len(disagreement.reproducer)} "
         f"tool inputs in order.{notes}",
-        received=disagreement.message.split("\nReceived: ")[-1].split("\nDocumented:")[0],
-        documented=disagreement.message.split("\nDocumented: ")[-1],
+        received=disagreement.received, documented=disagreement.documented,
         reproducer=disagreement.reproducer)

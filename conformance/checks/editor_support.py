@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any, NoReturn
+from weakref import WeakKeyDictionary
 
 from conformance.catalog import CheckFailure
 from conformance.session import ToolResult, ToolSession
@@ -51,12 +52,46 @@ def p(s: ToolSession, *parts: str) -> str:
     return str(Path(s.workdir).joinpath(*parts))
 
 
+#: Files each session had planted, with the history position they were planted at.
+_PLANTED: WeakKeyDictionary[Any, list[tuple[int, str, bytes]]] = WeakKeyDictionary()
+
+
 def plant(s: ToolSession, name: str, data: bytes) -> str:
-    """Put a file in the working directory behind the subject's back; returns its path."""
+    """Put a file in the working directory behind the subject's back; returns its path.
+
+    It is remembered, so a failure's reproducer can recreate it (as a ``create`` input).
+    """
     path = Path(s.workdir) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+    try:
+        _PLANTED.setdefault(s, []).append((len(s.history), str(path), data))
+    except TypeError:  # a session that cannot be weakly referenced: no record
+        pass
     return str(path)
+
+
+def reproducer(s: ToolSession) -> tuple[list[dict[str, Any]], list[str]]:
+    """The replayable inputs, planted files included as ``create`` inputs where their bytes are
+    UTF-8; notes for the files that cannot be expressed as a ``create``."""
+    try:
+        planted = list(_PLANTED.get(s, []))
+    except TypeError:
+        planted = []
+    inputs: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for i, x in enumerate([*s.history, None]):
+        for at, path, data in planted:
+            if at != i:
+                continue
+            try:
+                inputs.append({"command": "create", "path": path, "file_text": data.decode()})
+            except UnicodeDecodeError:
+                notes.append(f"before input {len(inputs) + 1}, {path} holds "
+                             f"{show(data, 200)} (not UTF-8: write it directly)")
+        if x is not None:
+            inputs.append(dict(x))
+    return inputs, notes
 
 
 def read(path: str) -> bytes | None:
@@ -88,10 +123,13 @@ def show(value: Any, limit: int = 400) -> str:
 
 
 def fail(s: ToolSession, message: str, *, received: Any, documented: Any) -> NoReturn:
-    """Raise the check failure: what was received, what the docs say, and the reproducer."""
-    raise CheckFailure(f"{message}\nReceived: {show(received)}\nDocumented: {show(documented)}",
-                       received=show(received), documented=show(documented),
-                       reproducer=[dict(x) for x in s.history])
+    """Raise the check failure: what was received, what the docs say, and the reproducer.
+
+    The runner prints ``received`` and ``documented`` under the message (Received / Documented).
+    """
+    inputs, notes = reproducer(s)
+    raise CheckFailure("\n".join([message, *notes]), received=show(received),
+                       documented=show(documented), reproducer=inputs)
 
 
 def expect_success(s: ToolSession, r: ToolResult, what: str) -> None:

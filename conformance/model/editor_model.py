@@ -46,6 +46,14 @@ class Expectation:
         return None
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def lines_of(data: bytes) -> list[bytes]:
     """Lines with their terminators; a line ends only at ``\\n``."""
     parts = data.split(b"\n")
@@ -101,6 +109,15 @@ class EditorModel:
         return "undo_edit" in registry.TOOLS[self.tool_type].command_names
 
     def expect(self, tool_input: dict[str, Any]) -> Expectation:
+        e = self._expect(tool_input)
+        cur = self.files.get(e.path)
+        if cur is not None and not _is_utf8(cur) and not any(o.error for o in e.outcomes):
+            # A file that is not UTF-8 may be refused (never corrupted): PROTOCOL.md §3 says
+            # nothing about encodings, and the SDK's own tools refuse such files.
+            e.outcomes.append(Outcome(True, cur))
+        return e
+
+    def _expect(self, tool_input: dict[str, Any]) -> Expectation:
         path = str(tool_input["path"])
         cur = self.files.get(path)
         err = Outcome(True, cur)
@@ -131,6 +148,9 @@ class EditorModel:
             return [Outcome(False, cur, tuple(lines))]
         start, end = view_range
         n = len(lines)
+        if n == 0 and start == 1 and end in (-1, 0, 1):
+            # A range over an empty file: an empty view or an error are both seen in the field.
+            return [Outcome(True, cur), Outcome(False, cur, ())]
         if not 1 <= start <= n or (end != -1 and end < start):
             return [Outcome(True, cur)]
         if end == -1 or end <= n:

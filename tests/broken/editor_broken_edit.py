@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from conformance.reference.editor import REPLACED, EditorError, TextEditor
 from conformance.reference.editor_text import line_count
@@ -125,3 +126,14 @@ class UndoEverywhere(TextEditor):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.commands = (*self.commands, "undo_edit")
+
+
+@broken("editor.undo_edit.refused_without_undo")
+class SeedSampleUndo(TextEditor):
+    """Seed 001's sample: undo_edit on Claude 4 returns {"error": ...} as the result, unflagged."""
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        if tool_input.get("command") == "undo_edit":
+            return {"content": str({"error": "perintah undo_edit tidak didukung di Claude 4"}),
+                    "is_error": False}
+        return super().__call__(tool_input)
