@@ -94,6 +94,26 @@ def reject_old_ce() -> CassetteBuilder:
     return cb
 
 
+def haiku_direct_only() -> CassetteBuilder:
+    """On a model without programmatic calling the 20260209 web tools need allowed_callers
+    ["direct"] (they default to the code-execution caller): refused without it, then called directly."""
+    cb = CassetteBuilder("web", "web_fetch_20260209", "haiku_direct_only",
+                         "web_fetch 20260209 on Claude Haiku 4.5: refused until allowed_callers is "
+                         "[\"direct\"], then fetched directly", [S_DF, S_VER], model="claude-haiku-4-5-20251001",
+                         tools=[FETCH])
+    c = Conversation(cb).user("Fetch https://example.com and reply with only the page title.")
+    c.reject("tools.model_compatibility", "")
+    cb.tools = [{**FETCH, "allowed_callers": ["direct"]}]
+    fid = cb.ids.make("srvtoolu")
+    fetched = {"type": "web_fetch_tool_result", "tool_use_id": fid, "content": {
+        "type": "web_fetch_result", "url": "https://example.com", "retrieved_at": "2026-08-20T09:58:00Z",
+        "content": {"type": "document", "title": "Example Domain",
+                    "source": {"type": "text", "media_type": "text/plain", "data": PAGE}}}}
+    c.turn([b.server_tool_use(fid, "web_fetch", {"url": "https://example.com"}), fetched,
+            b.text("**Example Domain**")], "end_turn", usage=_usage(fetch=1))
+    return cb
+
+
 def tool_error(tool: dict[str, Any], code: str) -> CassetteBuilder:
     """A web tool called from the filtering code fails: ``*_tool_result`` with an error content."""
     name = tool["name"]
@@ -124,6 +144,7 @@ def build() -> Iterator[CassetteBuilder]:
     yield fetch(False, False)
     yield search()
     yield reject_old_ce()
+    yield haiku_direct_only()
     for code in WEB_FETCH_ERROR_CODES:
         yield tool_error(FETCH, code)
     for code in WEB_SEARCH_ERROR_CODES:
