@@ -4,8 +4,7 @@
 it (``httptools`` when installed, ``h11`` otherwise). :func:`start_server` runs one in a thread for
 tests and returns ``(base_url, stop)``.
 
-Handler calls (and each step of a lazy SSE stream) run under one lock, so an engine that is not
-thread-safe is safe here. ``delay`` waits without blocking other requests; ``drop_after`` aborts
+Handler calls run under one lock, so an engine that is not thread-safe is safe here. ``delay`` waits without blocking other requests; ``drop_after`` aborts
 the connection mid-body, which a client sees as an incomplete read (``RemoteProtocolError``).
 """
 
@@ -15,13 +14,13 @@ import asyncio
 import logging
 import socket
 import threading
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
 from .errors import api_error
-from .http import Handler, SimRequest, SimResponse, SSEEvent
-from .transports._common import response_headers
+from .http import Handler, SimRequest, SimResponse
+from .transports._common import Dropped, body_chunks, is_lazy, next_chunk, response_headers
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -43,10 +42,12 @@ class _QuietDrops(logging.Filter):
 class ASGIApp:
     """A raw ASGI app answering every HTTP request with ``handler``.
 
-    ``threaded`` (a bool, or a predicate on the request) runs the handler, and each step of its
-    stream, in a worker thread without the lock: for handlers that block by design (the
-    recording proxy, Managed Agents long polls and event streams). Otherwise the handler runs on
-    the event loop under the lock (fastest; safe for an engine that is not thread-safe).
+    ``threaded`` (a bool, or a predicate on the request) runs the handler in a worker thread
+    without the lock: for handlers that block by design (the recording proxy, Managed Agents
+    long polls and event streams). Otherwise the handler runs on the event loop under the lock
+    (fastest; safe for an engine that is not thread-safe). The events of a lazy stream (a
+    generator) are produced in a worker thread without the lock, so a stalled stream never
+    blocks the server: a handler's generators must not touch shared state unguarded.
     """
 
     def __init__(self, handler: Handler, *,
@@ -64,12 +65,6 @@ class ASGIApp:
         except Exception as e:  # an engine bug must not kill the server: answer like the API
             log.exception("handler failed on %s %s", request.method, request.path)
             return api_error(500, "api_error", f"simulator error: {type(e).__name__}: {e}")
-
-    def _next(self, events: Iterator[SSEEvent], locked: bool) -> SSEEvent | None:
-        if not locked:
-            return next(events, None)
-        with self._lock:
-            return next(events, None)
 
     def _is_threaded(self, request: SimRequest) -> bool:
         return self.threaded(request) if callable(self.threaded) else self.threaded
@@ -107,13 +102,15 @@ class ASGIApp:
             await send({"type": "http.response.body", "body": data})
             return
         await send({"type": "http.response.start", "status": resp.status, "headers": headers})
-        events, sent = iter(resp.events), 0
-        while (event := (await asyncio.to_thread(self._next, events, False) if threaded
-                         else self._next(events, True))) is not None:
-            if resp.drop_after is not None and sent >= resp.drop_after:
-                raise DroppedConnection(f"simulated drop after {sent} events")
-            await send({"type": "http.response.body", "body": event.encode(), "more_body": True})
-            sent += 1
+        # A lazy stream may block between events (a stall): its steps run in a worker thread,
+        # without the lock; a list of events is sent straight from the event loop.
+        chunks, off_loop = body_chunks(resp), threaded or is_lazy(resp)
+        try:
+            while (chunk := (await asyncio.to_thread(next_chunk, chunks) if off_loop
+                             else next_chunk(chunks))) is not None:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except Dropped as e:
+            raise DroppedConnection(str(e)) from None
         await send({"type": "http.response.body", "body": b""})
 
 

@@ -234,6 +234,24 @@ def test_sdk_retries_529_and_429_honouring_retry_after(mode: str, waits: list[fl
     assert 0 < waits[2] <= 2.0  # dropped connection: backoff again
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stalled_stream_ends_in_a_dropped_connection(mode: str) -> None:
+    import httpx2
+
+    from simulator.clock import FakeClock
+
+    clock = FakeClock()
+    plan = FaultPlan(at={0: Fault("stall", after_events=2, stall_seconds=3600)})
+    with simulated(mode, sc.weather(), faults=plan, clock=clock) as (url, _):
+        seen: list[str] = []
+        with pytest.raises(httpx2.RemoteProtocolError):
+            with sync_client(url, max_retries=0).messages.stream(
+                    model=sc.MODEL, max_tokens=1024, tools=[sc.WEATHER_TOOL],  # type: ignore[list-item]
+                    messages=[sc.QUESTION]) as stream:  # type: ignore[list-item]
+                seen.extend(event.type for event in stream)
+    assert 0 < len(seen) <= 2
+
+
 def test_async_sdk_retries_honouring_retry_after(waits: list[float]) -> None:
     async def run(url: str) -> Any:
         async with async_client(url, max_retries=2) as client:

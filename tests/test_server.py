@@ -121,6 +121,31 @@ def test_drop_aborts_the_connection(drop_after: int) -> None:
         stop()
 
 
+def test_a_stalled_stream_does_not_block_other_requests() -> None:
+    released = threading.Event()
+
+    def stalled() -> Iterator[SSEEvent]:
+        yield SSEEvent("message_start", {"type": "message_start"})
+        released.wait(5)  # the stall: no event until another request has been answered
+
+    def handler(request: SimRequest) -> SimResponse:
+        if request.path == "/stream":
+            return SimResponse(200, events=stalled(), drop_after=1)
+        released.set()
+        return SimResponse(200, body={"answered": True})
+
+    url, stop = start_server(handler)
+    try:
+        with httpx2.stream("GET", f"{url}/stream", timeout=10) as r:
+            lines = r.iter_lines()
+            assert next(lines) == "event: message_start"
+            assert httpx2.get(f"{url}/other", timeout=10).json() == {"answered": True}
+            with pytest.raises(httpx2.RemoteProtocolError):
+                list(lines)
+    finally:
+        stop()
+
+
 def test_mounted_handlers_may_block_without_stalling_the_server() -> None:
     released = threading.Event()
 

@@ -151,3 +151,19 @@ def test_anthropic_sdk_accepts_the_httpx2_transport() -> None:
     assert msg.content[0].text == "hi" and h.requests[0].path == "/v1/messages"
     assert "placeholder" in h.requests[0].headers["authorization"]
 
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_stalled_stream_drops_after_the_stall(lib: Any) -> None:
+    mod, tx = lib
+    stalled: list[bool] = []
+
+    def stall() -> Iterator[SSEEvent]:
+        yield SSEEvent("message_start", {"type": "message_start"})
+        stalled.append(True)  # where a stalled stream waits before the connection drops
+
+    h = Recorder(SimResponse(200, events=stall(), drop_after=1))
+    with mod.Client(transport=tx.SimulatorTransport(h)) as c, pytest.raises(mod.RemoteProtocolError):
+        with c.stream("POST", "https://x/v1/messages") as r:
+            r.read()
+    assert stalled == [True]

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
+import anyio.to_thread
 
 from ..http import SimRequest, SimResponse
 
@@ -66,7 +67,14 @@ def read_timeout(extensions: Mapping[str, Any]) -> float | None:
     return None
 
 
-def _body(resp: SimResponse) -> Iterator[bytes]:
+def is_lazy(resp: SimResponse) -> bool:
+    """Whether producing the next event may block (a generator, e.g. a stalled stream)."""
+    return resp.events is not None and not isinstance(resp.events, list | tuple)
+
+
+def body_chunks(resp: SimResponse) -> Iterator[bytes]:
+    """The body as it goes on the wire: the JSON/bytes body, or one chunk per SSE event; raises
+    :class:`Dropped` where ``drop_after`` cuts it (after that many events, even at the end)."""
     if resp.events is None:
         if resp.drop_after == 0:
             raise Dropped(DROPPED_MESSAGE)
@@ -78,6 +86,13 @@ def _body(resp: SimResponse) -> Iterator[bytes]:
             raise Dropped(DROPPED_MESSAGE)
         yield event.encode()
         sent += 1
+    if resp.drop_after is not None and sent >= resp.drop_after:
+        raise Dropped(DROPPED_MESSAGE)
+
+
+def next_chunk(chunks: Iterator[bytes]) -> bytes | None:
+    """The next chunk, or None at the end (for calling from a worker thread)."""
+    return next(chunks, None)
 
 
 def iter_body(resp: SimResponse, timeout: float | None = None) -> Iterator[bytes]:
@@ -87,7 +102,7 @@ def iter_body(resp: SimResponse, timeout: float | None = None) -> Iterator[bytes
             time.sleep(timeout)
             raise TimedOut(TIMED_OUT_MESSAGE)
         time.sleep(resp.delay)
-    yield from _body(resp)
+    yield from body_chunks(resp)
 
 
 async def aiter_body(resp: SimResponse, timeout: float | None = None) -> AsyncIterator[bytes]:
@@ -97,5 +112,14 @@ async def aiter_body(resp: SimResponse, timeout: float | None = None) -> AsyncIt
             await anyio.sleep(timeout)
             raise TimedOut(TIMED_OUT_MESSAGE)
         await anyio.sleep(resp.delay)
-    for chunk in _body(resp):
+    chunks = body_chunks(resp)
+    if not is_lazy(resp):
+        for ready in chunks:
+            yield ready
+        return
+    # a lazy stream may block between events (a stall): wait for it off the event loop
+    while True:
+        chunk: bytes | None = await anyio.to_thread.run_sync(next_chunk, chunks)
+        if chunk is None:
+            return
         yield chunk
