@@ -73,6 +73,8 @@ class CassetteFacts:
     client_errors: frozenset[str] = frozenset()
     #: ``(result block type, error_code)`` pairs: which sub-tool's result carried each code.
     error_results: frozenset[tuple[str, str]] = frozenset()
+    #: API error types answered (error bodies and ``error`` stream events).
+    api_errors: frozenset[str] = frozenset()
 
 
 def _walk(obj: Any) -> Iterator[tuple[str, Any]]:
@@ -99,8 +101,12 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
     codes: set[str] = set()
     stops: set[str] = set()
     results: set[tuple[str, str]] = set()
+    api_errors: set[str] = set()
     for payload in _payloads(cassette):
         results.update(_error_results(payload))
+        if isinstance(payload, dict) and payload.get("type") == "error" and \
+                isinstance(payload.get("error"), dict) and isinstance(payload["error"].get("type"), str):
+            api_errors.add(payload["error"]["type"])
         for key, val in _walk(payload):
             if key == "error_code" and isinstance(val, str):
                 codes.add(val)
@@ -122,7 +128,7 @@ def cassette_facts(cassette: Cassette) -> CassetteFacts:
         scenario=str(cassette.tags.get("scenario") or parts[-1]), streamed=cassette.streamed,
         error_codes=frozenset(codes), stop_reasons=frozenset(stops), rules=frozenset(rules),
         statuses=frozenset(statuses), client_errors=frozenset(client_errors),
-        error_results=frozenset(results))
+        error_results=frozenset(results), api_errors=frozenset(api_errors))
 
 
 def _error_results(obj: Any) -> Iterator[tuple[str, str]]:

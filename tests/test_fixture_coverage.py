@@ -18,6 +18,7 @@ import pytest
 from simulator.cassette import Cassette, iter_corpus
 from simulator.lint import CassetteFacts, cassette_facts
 from simulator.registry import (
+    API_ERROR_TYPES,
     STOP_REASONS,
     TOOLS,
     WEB_FETCH_ERROR_CODES,
@@ -106,7 +107,9 @@ def _required() -> Iterator[tuple[str, str, str, bool]]:
     yield "scenario", "code_execution_20250825", "deferred_server_result", True
     for status in API_STATUSES:
         yield "status", "messages", str(status), False
+        yield "api_error", "messages", API_ERROR_TYPES[status], False
     yield "scenario", "messages", "mid_stream_error", True
+    yield "api_error", "messages", "overloaded_error", True  # the error event after HTTP 200
     for scen in MA_SCENARIOS:
         yield "scenario", "custom", scen, False
     for kind in ("tool_error", "mcp_tool_error"):
@@ -131,6 +134,8 @@ def _has(facts: list[CassetteFacts], kind: str, tool_type: str, what: str, strea
         if f.tool_type != tool_type or f.streamed != streamed:
             continue
         if kind == "error_code" and what in f.error_codes:
+            return True
+        if kind == "api_error" and what in f.api_errors:
             return True
         if kind == "client_error" and what in f.client_errors:
             return True

@@ -41,8 +41,8 @@ def coverage_markdown(cassettes: Iterable[Cassette]) -> str:
     out = [HEADER, f"{len(cassettes)} cassettes, {len(rows)} scenarios.\n",
            "\n## Scenarios\n\n",
            "| family | tool type | scenario | error codes | client error results | stop reasons "
-           "| rules rejected | HTTP statuses | plain | streamed |\n",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"]
+           "| rules rejected | API errors | HTTP statuses | plain | streamed |\n",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"]
     for (fam, tt, scen), facts in rows.items():
         plain = "✓" if any(not f.streamed for f in facts) else "—"
         streamed = "✓" if any(f.streamed for f in facts) else "—"
@@ -50,6 +50,7 @@ def coverage_markdown(cassettes: Iterable[Cassette]) -> str:
                    f"| {_cell(c for f in facts for c in f.client_errors)} "
                    f"| {_cell(s for f in facts for s in f.stop_reasons)} "
                    f"| {_cell(r for f in facts for r in f.rules)} "
+                   f"| {_cell(e for f in facts for e in f.api_errors)} "
                    f"| {', '.join(str(s) for s in sorted({s for f in facts for s in f.statuses}))} "
                    f"| {plain} | {streamed} |\n")
     by_tool: dict[str, set[tuple[str, str, bool]]] = defaultdict(set)
