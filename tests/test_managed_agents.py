@@ -291,3 +291,12 @@ def test_two_results_for_one_use_in_one_request_are_refused(sim: ManagedAgentsSi
     assert status == 400
     assert sim.violations[-1].rule == "managed_agents.custom_tool_result.answered_once"
     assert use["id"] not in sim.session(session.id).results  # nothing of the batch was applied
+
+
+@pytest.mark.parametrize("body", [b"{", b"[1]", b'{"events": ' + b"[" * 5000 + b"]" * 5000 + b"}"])
+def test_hostile_bodies_get_api_shaped_4xx(sim: ManagedAgentsSimulator, body: bytes) -> None:
+    _, _, session = setup(sim)
+    resp = sim(SimRequest("POST", f"/v1/sessions/{session.id}/events",
+                          {"anthropic-beta": "managed-agents-2026-04-01"}, {}, body))
+    assert 400 <= resp.status < 500
+    assert json.loads(resp.body_bytes())["type"] == "error"

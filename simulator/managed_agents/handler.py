@@ -202,7 +202,7 @@ class ManagedAgentsSimulator:
     def _record(self, request: SimRequest, resp: SimResponse) -> None:
         try:
             body = request.json() if request.body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             body = request.body.decode("utf-8", "replace")
         auth = request.headers.get("authorization", "")
         cred = auth[7:] if auth.lower().startswith("bearer ") else request.headers.get("x-api-key")
@@ -221,7 +221,7 @@ class ManagedAgentsSimulator:
                 details: dict[str, Any] | None = None) -> _Refusal:
         try:
             body = request.json() if request.body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             body = None
         with self.store.lock:
             self.store.violations.append(Violation(
@@ -247,7 +247,7 @@ class ManagedAgentsSimulator:
     def _json(self, request: SimRequest) -> dict[str, Any]:
         try:
             body = request.json() if request.body else {}
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise _Refusal(api_error(400, None, f"request body is not valid JSON: {e}")) from None
         if not isinstance(body, dict):
             raise _Refusal(api_error(400, None, "request body must be a JSON object"))
