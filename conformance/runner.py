@@ -5,7 +5,8 @@ What the check raises decides the outcome:
 
 - returns normally → ``pass`` (turned into ``fail`` when the subject faulted meanwhile: it hung,
   exited, or wrote something that is not a tool result);
-- :class:`CheckFailure` → ``fail`` (message, received, documented, reproducer);
+- :class:`CheckFailure` → ``fail`` (message, received, documented, reproducer); a bare
+  ``AssertionError`` → ``fail`` as well;
 - :class:`CheckSkipped` → ``skip``;
 - any other exception, or a harness problem starting the subject → ``error`` (the harness's or
   the check's fault, never counted against the subject as a failure).
@@ -118,7 +119,8 @@ def run_case(subject: Subject, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
     try:
         try:
             session = subject.open(workdir, timeout=timeout,
-                                   case_deadline=timeout * CASE_BUDGET_TIMEOUTS)
+                                   case_deadline=timeout * CASE_BUDGET_TIMEOUTS,
+                                   start_timeout=max(10.0, timeout * 4))
         except SubjectStartError as e:
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
@@ -141,6 +143,9 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
                       reproducer=list(e.reproducer or session.history))
     except CheckSkipped as e:
         return result(Outcome.SKIP, str(e) or "skipped")
+    except AssertionError as e:  # a bare ``assert`` in a check states a requirement too
+        return result(Outcome.FAIL, f"assertion failed: {e}" + _faults_note(session),
+                      reproducer=list(session.history))
     except Exception as e:
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         return result(Outcome.ERROR, f"check raised {type(e).__name__}: {e}",

@@ -93,6 +93,13 @@ def test_leaked_processes_are_reported_and_killed(session_of) -> None:
     assert not still_alive(s.leaked, wait=2.0)
 
 
+def test_a_factory_that_hangs_is_a_start_error(tmp_path: Path) -> None:
+    from conformance.subjects import SubjectStartError
+
+    with pytest.raises(SubjectStartError, match="did not start within 0.5s"):
+        subject("hangs_at_start").open(tmp_path.resolve(), timeout=1.0, start_timeout=0.5)
+
+
 def test_a_subject_that_does_not_exit_on_close_is_killed(session_of) -> None:
     s = session_of(subject("hangs_on_close"))
     assert s.call({}).text == "ok"

@@ -45,6 +45,11 @@ def crashes(s: ToolSession) -> None:
     raise KeyError("bug in the check")
 
 
+def bare_assert(s: ToolSession) -> None:
+    s.call({"command": "echo x"})
+    assert s.call({"command": "echo y"}).text == "z\n", "y is not z"
+
+
 def expects_error(s: ToolSession) -> None:
     # Passes as long as the answer is an error... which a dying subject also gives.
     assert s.call({"command": "x"}).is_error
@@ -76,6 +81,12 @@ def test_failure_carries_received_documented_and_history_as_reproducer() -> None
     r = runner.run_case(REFERENCE, make_check(fails), timeout=2)
     assert (r.message, r.received, r.documented) == ("two is not three", "two", "three")
     assert r.reproducer == [{"command": "echo one"}, {"command": "echo two"}]
+
+
+def test_a_bare_assert_is_a_failure_with_the_history() -> None:
+    r = runner.run_case(REFERENCE, make_check(bare_assert), timeout=2)
+    assert r.outcome is Outcome.FAIL and "y is not z" in r.message
+    assert r.reproducer == [{"command": "echo x"}, {"command": "echo y"}]
 
 
 def test_harness_error_is_kept_apart_with_the_traceback() -> None:

@@ -152,7 +152,7 @@ class ProcessSession:
 
     def _fault(self, message: str) -> ToolResult:
         self.faults.append(message)
-        return ToolResult(content=f"harness: {message}", is_error=True, raised=message)
+        return ToolResult(content=f"harness: {message}", is_error=True)
 
     def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
         self.history.append(tool_input)

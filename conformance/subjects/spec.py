@@ -128,8 +128,8 @@ class Subject:
             return ["/bin/sh", "-c", self.spec]
         return [sys.executable, "-m", "conformance.subjects.host"]
 
-    def open(self, workdir: Path, *, timeout: float,
-             case_deadline: float | None = None) -> ProcessSession:
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
+             start_timeout: float = 20.0) -> ProcessSession:
         """Start the subject for one test case (raises ``SubjectStartError``)."""
         env = {f"TOOLUSE_{k.upper()}": str(v) for k, v in self.options.items()}
         server = None
@@ -141,7 +141,7 @@ class Subject:
                 try:
                     server = forkserver.server_for(
                         json.dumps([sys.executable, base]), self.argv(), {**os.environ, **base},
-                        start_timeout=20.0)
+                        start_timeout=start_timeout)
                 except forkserver.ForkServerError as e:
                     raise SubjectStartError(str(e)) from None
             else:
@@ -149,7 +149,8 @@ class Subject:
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
                               timeout=timeout, env=env, handshake=self.kind == "factory",
                               label=f"subject {self.name}", case_deadline=case_deadline,
-                              options=self.options, fork_server=server)
+                              options=self.options, fork_server=server,
+                              start_timeout=start_timeout)
 
 
 def factory_subject(spec: str, *, family: str, tool_type: str | None = None,

@@ -157,3 +157,7 @@ def hangs_always(workdir: Path) -> Any:
         time.sleep(3600)
         return "never"
     return handle
+
+
+def hangs_at_start(workdir: Path) -> Any:
+    time.sleep(3600)
