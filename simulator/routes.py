@@ -145,7 +145,7 @@ class MessageThreads:
 def _json_object(request: SimRequest) -> dict[str, Any] | None:
     try:
         body = request.json()
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return body if isinstance(body, dict) else None
 
