@@ -163,7 +163,9 @@ class Recorder:
                                    "events": events})
 
     def _record(self, request: SimRequest, response: dict[str, Any]) -> None:
-        body = _body_value(request.body, request.headers.get("content-type", ""))
+        ctype = request.headers.get("content-type", "")
+        # an upload's bytes stay out of the cassette (size, privacy); replay does not need them
+        body = None if ctype.startswith("multipart/") else _body_value(request.body, ctype)
         if (request.method == "POST" and request.path.rstrip("/") == "/v1/messages"
                 and isinstance(body, dict) and len(body.get("messages") or []) == 1
                 and any(e["request"]["path"] == "/v1/messages" for e in self._exchanges)):
