@@ -161,6 +161,16 @@ def test_close_or_aclose_at_teardown(open_subject, tmp_path: Path, monkeypatch, 
     assert mark.read_text().splitlines() == lines
 
 
+def test_environment_is_the_harness_environment_at_each_start(open_subject, monkeypatch) -> None:
+    sub = factory_subject(spec("returns_env"), family="bash")
+    monkeypatch.setenv("TOOLUSE_TEST_VALUE", "first")
+    assert open_subject(sub).call({}).text == "first"
+    monkeypatch.setenv("TOOLUSE_TEST_VALUE", "second")
+    assert open_subject(sub).call({}).text == "second"
+    monkeypatch.delenv("TOOLUSE_TEST_VALUE")
+    assert open_subject(sub).call({}).text == "unset"
+
+
 def test_factory_failure_is_a_start_error(open_subject) -> None:
     with pytest.raises(SubjectStartError, match="cannot open the sandbox"):
         open_subject(factory_subject(spec("factory_raises"), family="bash"))

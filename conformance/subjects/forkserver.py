@@ -3,7 +3,8 @@
 Starting a Python interpreter and importing the subject costs tens of milliseconds of CPU per
 test case; forking a process that has already imported it costs about one. The server
 (``python -m conformance.subjects.host --fork-server FD``) is single-threaded, so forking it is
-safe. Each request carries the case's working directory and environment plus three pipe ends
+safe. Each request carries the case's working directory and the whole environment (as the
+harness has it at that moment, so it matches a fresh start) plus three pipe ends
 (``SCM_RIGHTS``); the forked child starts a new session, takes the pipes as stdin/stdout/stderr
 and runs the ordinary host loop, so the child is isolated exactly like a freshly started host
 (own process group, killed at the deadline, leaks detected below it).
@@ -226,10 +227,15 @@ def serve(fd: int, child_main: Any) -> int:
                         os.dup2(f, i)
                         os.close(f)
                     os.chdir(req["workdir"])
+                    os.environ.clear()  # the harness's environment as it is now
                     os.environ.update(req["env"])
                     code = child_main()
                 except SystemExit as e:
                     code = e.code if isinstance(e.code, int) else 1
+                except BaseException:  # noqa: B036 - report, then exit 70
+                    import traceback
+
+                    traceback.print_exc()
                 finally:
                     for stream in (sys.stdout, sys.stderr):
                         try:

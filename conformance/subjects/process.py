@@ -77,7 +77,7 @@ class ProcessSession:
         self.proc: Any
         try:
             if fork_server is not None:
-                self.proc = fork_server.spawn(str(workdir), case_env)
+                self.proc = fork_server.spawn(str(workdir), {**os.environ, **case_env})
             else:
                 self.proc = subprocess.Popen(
                     list(argv), cwd=workdir, env={**os.environ, **case_env},

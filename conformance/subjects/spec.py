@@ -137,6 +137,7 @@ class Subject:
             env["TOOLUSE_OPTIONS"] = json.dumps(self.options)
             base = {"TOOLUSE_SPEC": self.spec, "TOOLUSE_SYS_PATH": json.dumps(
                 [str(Path(p).resolve()) if p else str(Path.cwd()) for p in sys.path])}
+            env.update(base)
             if forkserver.available():
                 try:
                     server = forkserver.server_for(
@@ -144,8 +145,6 @@ class Subject:
                         start_timeout=start_timeout)
                 except forkserver.ForkServerError as e:
                     raise SubjectStartError(str(e)) from None
-            else:
-                env.update(base)
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
                               timeout=timeout, env=env, handshake=self.kind == "factory",
                               label=f"subject {self.name}", case_deadline=case_deadline,

@@ -161,3 +161,7 @@ def hangs_always(workdir: Path) -> Any:
 
 def hangs_at_start(workdir: Path) -> Any:
     time.sleep(3600)
+
+
+def returns_env(workdir: Path) -> Any:
+    return lambda tool_input: os.environ.get("TOOLUSE_TEST_VALUE", "unset")
