@@ -7,7 +7,8 @@ API::
                     clock=SystemClock(), faults=None, strict_matching=True, seed=0)
     sim = Simulator.from_path("fixtures/ptc", recorded_time=True)   # a file or a directory
     resp = sim.handle(SimRequest("POST", "/v1/messages", headers, body=b"..."))   # or sim(req)
-    sim.log          # list[simulator.events.Event], in order
+    sim.log          # list[simulator.events.Event], in order (log_limit=N keeps the last N)
+    sim.mark(); sim.events_since(mark)   # positions that survive trimming
     sim.violations   # list[RuleViolated]; sim.mismatches, sim.served, sim.unmet,
                      # sim.faults_injected, sim.notes
     sim.state        # simulator.state.SimState (containers, pending calls, paused turn)
@@ -48,7 +49,7 @@ from .cassette import Cassette, CassetteError, Exchange, iter_corpus
 from .clock import Clock, FakeClock, SystemClock
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
-    Event,
+    EventLog,
     ExchangeServed,
     ExpectationUnmet,
     FaultInjected,
@@ -77,6 +78,8 @@ from .state import SimState, container_param_id
 MESSAGES_PATH = "/v1/messages"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
 MAX_BODY_BYTES = 32 * 1024 * 1024
+#: Deeper JSON is refused before any rule walks it [I: the API's limit is not documented].
+MAX_DEPTH = 128
 _EXPECT_RULE_MATCHERS = frozenset({"method", "path", "model"})
 
 
@@ -85,7 +88,7 @@ def _short(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-class Simulator:
+class Simulator(EventLog):
     """Serves cassettes, judges requests by the protocol rules; see the module docstring."""
 
     def __init__(self, cassettes: Cassette | Sequence[Cassette], *,
@@ -93,7 +96,8 @@ class Simulator:
                  rules: Iterable[Rule] = DEFAULT_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
-                 recorded_time: bool = False, disabled_rules: Iterable[str] = ()) -> None:
+                 recorded_time: bool = False, disabled_rules: Iterable[str] = (),
+                 log_limit: int | None = None) -> None:
         self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
         if recorded_time and clock is None:
             starts = [t for t in (_time(c.clock_start) for c in self.cassettes) if t is not None]
@@ -111,7 +115,7 @@ class Simulator:
         self.strict_matching = strict_matching
         self.state = state or SimState(self.clock)
         self.chunk, self.ping_every = chunk, ping_every
-        self.log: list[Event] = []
+        EventLog.__init__(self, log_limit)
         self._cursors = [0] * len(self.cassettes)
         self._active = 0
         self._ids = RequestIds(seed)
@@ -137,30 +141,6 @@ class Simulator:
     def mount(self, prefix: str, handler: Handler) -> None:
         """Answer requests under ``prefix`` (e.g. ``/v1/files``) with another handler."""
         self._mounts.append((normalize_path(prefix), handler))
-
-    @property
-    def violations(self) -> list[RuleViolated]:
-        return [e for e in self.log if isinstance(e, RuleViolated)]
-
-    @property
-    def mismatches(self) -> list[Mismatch]:
-        return [e for e in self.log if isinstance(e, Mismatch)]
-
-    @property
-    def served(self) -> list[ExchangeServed]:
-        return [e for e in self.log if isinstance(e, ExchangeServed)]
-
-    @property
-    def unmet(self) -> list[ExpectationUnmet]:
-        return [e for e in self.log if isinstance(e, ExpectationUnmet)]
-
-    @property
-    def faults_injected(self) -> list[FaultInjected]:
-        return [e for e in self.log if isinstance(e, FaultInjected)]
-
-    @property
-    def notes(self) -> list[Note]:
-        return [e for e in self.log if isinstance(e, Note)]
 
     def remaining(self) -> list[tuple[Cassette, int]]:
         return [(c, i) for c, cur in zip(self.cassettes, self._cursors, strict=True)
@@ -194,17 +174,25 @@ class Simulator:
                 f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
         try:
             body = request.json()
+        except RecursionError:
+            return self._reject(rid, 400, "nested too deeply", invalid_request(
+                "There was an error parsing the body of your request: JSON nested too deeply. "
+                f"Keep nesting under {MAX_DEPTH} levels.", request_id=rid))
         except (ValueError, UnicodeDecodeError) as e:
             where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
             reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
             return self._reject(rid, 400, "broken JSON", invalid_request(
                 f"There was an error parsing the body of your request: {reason}{where}. The body "
                 "must be a JSON object.", request_id=rid))
+        if _depth(body) > MAX_DEPTH:
+            return self._reject(rid, 400, "nested too deeply", invalid_request(
+                f"The request body is nested more than {MAX_DEPTH} levels deep; keep it under "
+                f"{MAX_DEPTH}.", request_id=rid))
         if not isinstance(body, dict):
             return self._reject(rid, 400, "body not an object", invalid_request(
                 f"The request body must be a JSON object, got {type(body).__name__}.",
                 request_id=rid))
-        self.log.append(RequestReceived(rid, request.method, path, body, dict(request.headers)))
+        self._emit(RequestReceived(rid, request.method, path, body, dict(request.headers)))
         return self._messages(request, body, rid)
 
     # --- the Messages flow -------------------------------------------------------------------
@@ -217,7 +205,7 @@ class Simulator:
         for note in ctx.notes:
             if note not in self._noted:
                 self._noted.add(note)
-                self.log.append(Note(rid, note))
+                self._emit(Note(rid, note))
         if violations:
             return self._answer_violation(body, violations, rid)
         incoming = MatchRequest(request.method, normalize_path(request.path), body)
@@ -227,7 +215,7 @@ class Simulator:
         ci, ex, replayed = found
         cassette = self.cassettes[ci]
         if ex.expect_rule:
-            self.log.append(ExpectationUnmet(rid, cassette.id, _p(cassette), ex.index,
+            self._emit(ExpectationUnmet(rid, cassette.id, _p(cassette), ex.index,
                                              ex.expect_rule, None))
             return invalid_request(
                 f"tooluse simulator: exchange {ex.index} of cassette `{cassette.id}` "
@@ -236,7 +224,7 @@ class Simulator:
         stream = body.get("stream") is True
         fault = self.faults.pick(ex.index) if self.faults is not None and not replayed else None
         if fault is not None:
-            self.log.append(FaultInjected(rid, fault.kind, cassette.id, ex.index))
+            self._emit(FaultInjected(rid, fault.kind, cassette.id, ex.index))
             if not fault.consumes_exchange:
                 return apply_fault(fault, rid, lambda: self._render(ex, stream, rid)[0], self.clock)
         resp, message, mode = self._render(ex, stream, rid)
@@ -249,7 +237,7 @@ class Simulator:
                 self.state.on_response(message, repl_state=self._repl_state(body))
         if fault is not None:  # only a slow fault gets here: remember it for a timed-out retry
             self._slow = (ci, ex.index, body)
-        self.log.append(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
+        self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
                                        resp.is_stream, mode, replayed=replayed))
         return resp
 
@@ -259,20 +247,20 @@ class Simulator:
                           if self._cursors[ci] < len(c.exchanges)
                           and c.exchanges[self._cursors[ci]].expect_rule == first.rule_id), None)
         for n, v in enumerate(violations):
-            self.log.append(RuleViolated(rid, v.rule_id, v.message, body, answered=n == 0,
+            self._emit(RuleViolated(rid, v.rule_id, v.message, body, answered=n == 0,
                                          expected=n == 0 and expecting is not None))
         resp = api_error(first.status, first.error_type, first.message, request_id=rid)
         if expecting is not None:
             c = self.cassettes[expecting]
             ex = c.exchanges[self._cursors[expecting]]
             self._consume(expecting)
-            self.log.append(ExchangeServed(rid, c.id, _p(c), ex.index, resp.status, False,
+            self._emit(ExchangeServed(rid, c.id, _p(c), ex.index, resp.status, False,
                                            "rule_error", expect_rule=first.rule_id))
         else:
             for ci, c in enumerate(self.cassettes):
                 cur = self._cursors[ci]
                 if cur < len(c.exchanges) and c.exchanges[cur].expect_rule:
-                    self.log.append(ExpectationUnmet(rid, c.id, _p(c), cur,
+                    self._emit(ExpectationUnmet(rid, c.id, _p(c), cur,
                                                      str(c.exchanges[cur].expect_rule), first.rule_id))
         return resp
 
@@ -301,14 +289,14 @@ class Simulator:
             failures.append((ci, failure))
         if not failures:
             names = ", ".join(f"`{c.id}`" for c in self.cassettes)
-            self.log.append(Mismatch(rid, "", None, -1, "exhausted", None, None))
+            self._emit(Mismatch(rid, "", None, -1, "exhausted", None, None))
             return invalid_request(
                 f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
                 "request has no recorded answer.", request_id=rid)
         ci, failure = failures[0]
         c = self.cassettes[ci]
         cur = self._cursors[ci]
-        self.log.append(Mismatch(rid, c.id, _p(c), cur, failure.matcher, failure.expected,
+        self._emit(Mismatch(rid, c.id, _p(c), cur, failure.matcher, failure.expected,
                                  failure.received, refused=self.strict_matching))
         if not self.strict_matching and not c.exchanges[cur].expect_rule:
             self._active = ci
@@ -363,7 +351,7 @@ class Simulator:
                     created.add(str(rb["container"].get("id")))
 
     def _reject(self, rid: str, status: int, reason: str, resp: SimResponse) -> SimResponse:
-        self.log.append(Rejected(rid, status, reason))
+        self._emit(Rejected(rid, status, reason))
         return resp
 
     @staticmethod
@@ -375,6 +363,19 @@ class Simulator:
         else:
             resp.headers.setdefault("content-type", "application/json")
         return resp
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (iteratively: no recursion on hostile input)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, d)
+            if deepest > MAX_DEPTH:
+                return deepest
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def _time(ts: str | None) -> datetime | None:

@@ -2,13 +2,13 @@
 
 ``Simulator.log`` is a list of these frozen records, in order. Each has ``kind`` and
 ``request_id``; conformance code filters by type (``sim.violations``, ``sim.mismatches``,
-``sim.served``) or by ``kind``.
+``sim.served``, ...: :class:`EventLog`) or by ``kind``.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 
 @dataclass(frozen=True)
@@ -101,3 +101,58 @@ class Rejected(Event):
 class Note(Event):
     kind: ClassVar[str] = "note"
     text: str
+
+
+E = TypeVar("E", bound=Event)
+
+
+class EventLog:
+    """The log and its typed views (the engine's base class)."""
+
+    def __init__(self, log_limit: int | None = None) -> None:
+        self.log: list[Event] = []
+        #: Keep at most this many events (oldest dropped): for long-running servers.
+        self.log_limit = log_limit
+        self.log_dropped = 0
+
+    def _of(self, kind: type[E]) -> list[E]:
+        return [e for e in self.log if isinstance(e, kind)]
+
+    def mark(self) -> int:
+        """A position in the log that survives trimming (see :meth:`events_since`)."""
+        return self.log_dropped + len(self.log)
+
+    def events_since(self, mark: int) -> list[Event]:
+        """The events logged after :meth:`mark` returned ``mark`` (those not trimmed away)."""
+        return self.log[max(0, mark - self.log_dropped):]
+
+    def _emit(self, event: Event) -> None:
+        self.log.append(event)
+        if self.log_limit is not None and len(self.log) > self.log_limit:
+            drop = len(self.log) - self.log_limit
+            del self.log[:drop]
+            self.log_dropped += drop
+
+    @property
+    def violations(self) -> list[RuleViolated]:
+        return self._of(RuleViolated)
+
+    @property
+    def mismatches(self) -> list[Mismatch]:
+        return self._of(Mismatch)
+
+    @property
+    def served(self) -> list[ExchangeServed]:
+        return self._of(ExchangeServed)
+
+    @property
+    def unmet(self) -> list[ExpectationUnmet]:
+        return self._of(ExpectationUnmet)
+
+    @property
+    def faults_injected(self) -> list[FaultInjected]:
+        return self._of(FaultInjected)
+
+    @property
+    def notes(self) -> list[Note]:
+        return self._of(Note)

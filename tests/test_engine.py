@@ -271,3 +271,25 @@ def test_concurrent_requests_are_served_one_at_a_time() -> None:
         ids = sorted(r.body["id"] for r in pool.map(lambda _: sim(post(B1)), range(n)))
     assert ids == sorted(f"msg_{i}" for i in range(n)) and sim.done
     assert len({e.request_id for e in sim.served}) == n
+
+
+@pytest.mark.parametrize("depth", [150, 5000])
+def test_deeply_nested_json_is_refused_not_crashed(depth: int) -> None:
+    raw = b'{"model":"m","max_tokens":1,"messages":' + b"[" * depth + b"]" * depth + b"}"
+    sim = Simulator(two_turns())
+    status, etype, msg = error_of(sim(SimRequest("POST", "/v1/messages", body=raw)))
+    assert (status, etype) == (400, "invalid_request_error") and "nested" in msg
+
+
+def test_log_limit_keeps_the_latest_events_and_marks_survive_trimming() -> None:
+    sim = Simulator(cassette(*[exchange(B1, R1) for _ in range(10)]), log_limit=5)
+    sim(post(B1))
+    mark = sim.mark()
+    for _ in range(4):
+        sim(post(B1))
+    assert len(sim.log) == 5 and sim.log_dropped == 5
+    assert [e.kind for e in sim.events_since(mark)] == [e.kind for e in sim.log]
+    assert sim.events_since(sim.mark()) == []
+    unbounded = Simulator(two_turns())
+    unbounded(post(B1))
+    assert unbounded.events_since(0) == unbounded.log and unbounded.log_dropped == 0
