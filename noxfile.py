@@ -53,3 +53,13 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
     session.install("-e", ".[test,bench]")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """Hostile requests, long: 5,000 into the simulator (counts by category), then the bounded
+    fuzz tests with 10x the examples (`-- --examples N` sets the first run's count)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "fuzzkit.long_run", *session.posargs, env={"PYTHONPATH": "tests"})
+    session.run("pytest", "-q", "tests/test_fuzz_simulator.py", "tests/test_fuzz_server.py",
+                env={"TOOLUSE_FUZZ_SCALE": "10"})

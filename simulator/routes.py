@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, iter_corpus, load_cassette
-from .errors import api_error, invalid_request, not_found
+from .errors import api_error, invalid_request, new_request_id, not_found
 from .files_api import FilesAPI
 from .http import Handler, SimRequest, SimResponse, SSEEvent
 from .models_api import ModelsAPI
@@ -68,9 +68,21 @@ class Routes:
 
     def __call__(self, request: SimRequest) -> SimResponse:
         handler = self.resolve(request.path)
-        if handler is None:
-            return not_found()
-        return handler(request)
+        return with_request_id(not_found() if handler is None else handler(request))
+
+
+def with_request_id(response: SimResponse) -> SimResponse:
+    """Every response carries a ``request-id`` header (PROTOCOL.md §5), the same id as the error
+    body's ``request_id`` when there is one."""
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    body = response.body
+    in_body = body.get("request_id") if isinstance(body, dict) and body.get("type") == "error" else None
+    rid = headers.get("request-id") or (in_body if isinstance(in_body, str) else None) or new_request_id()
+    headers["request-id"] = rid
+    if isinstance(body, dict) and body.get("type") == "error":
+        body["request_id"] = rid
+    response.headers = headers
+    return response
 
 
 class MessageThreads:
