@@ -48,10 +48,12 @@ MODELS: tuple[Model, ...] = (
     # PROTOCOL.md §2: Opus 4.1 (deprecated) supports only code_execution_20250825.
     Model("claude-opus-4-1-20250805", "Claude Opus 4.1", 4.1, ptc=False, lifecycle="deprecated",
           aliases=("claude-opus-4-1",)),
-    # Seed 001: Claude 4 models use text_editor_20250429.
-    Model("claude-opus-4-20250514", "Claude Opus 4", 4.0, ptc=False, code_execution=False,
+    # Seed 001: Claude 4 models use text_editor_20250429. Not in seed 000's current list, but live
+    # captures (real_traffic pydai/llmanth, 2025) show code execution 20250522/20250825 accepted
+    # on claude-sonnet-4-0 [3P]; like Opus 4.1 they have no PTC, so 20260120+ is refused.
+    Model("claude-opus-4-20250514", "Claude Opus 4", 4.0, ptc=False, lifecycle="deprecated",
           aliases=("claude-opus-4-0",)),
-    Model("claude-sonnet-4-20250514", "Claude Sonnet 4", 4.0, ptc=False, code_execution=False,
+    Model("claude-sonnet-4-20250514", "Claude Sonnet 4", 4.0, ptc=False, lifecycle="deprecated",
           aliases=("claude-sonnet-4-0",)),
     Model("claude-3-7-sonnet-20250219", "Claude Sonnet 3.7", 3.7, ptc=False, code_execution=False,
           lifecycle="retired", aliases=("claude-3-7-sonnet-latest",)),

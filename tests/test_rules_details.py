@@ -37,12 +37,10 @@ def test_registry_refuses_a_positional_or_malformed_id() -> None:
 PTC_SOURCE = __import__("simulator.sources", fromlist=["protocol"]).protocol("tests")
 
 
-def test_haiku_45_runs_20260120_as_20250825_so_programmatic_calling_is_refused() -> None:
-    b = body([user("hi")], tools=[PTC_CE, QUERY_DB], model=HAIKU)
-    assert ids(b) == ["tools.model_compatibility"]
-    assert "programmatic tool calling is not supported on model `claude-haiku-4-5-20251001`" \
-        in messages_of(b)[0]
-    # The same tools without a code caller are accepted (Haiku accepts the 20260120 type).
+def test_haiku_45_silently_runs_code_callable_tools_without_programmatic_calling() -> None:
+    # Seed 002 (Les chiffres): on Haiku 4.5 the newer versions behave as 20250825 "and no error
+    # will tell you": a code-callable custom tool is accepted, not refused.
+    assert ids(body([user("hi")], tools=[PTC_CE, QUERY_DB], model=HAIKU)) == []
     assert ids(body([user("hi")], tools=[PTC_CE, WEATHER], model=HAIKU)) == []
 
 
@@ -156,12 +154,21 @@ def test_opus_41_supports_only_code_execution_20250825() -> None:
     assert ids(ok) == []
 
 
-def test_claude_4_has_no_code_execution_and_gets_the_20250429_editor() -> None:
-    sonnet4 = "claude-sonnet-4-20250514"
+def test_sonnet_37_has_no_code_execution_and_claude_4_gets_the_newer_editor() -> None:
+    sonnet37 = "claude-3-7-sonnet-20250219"
     b = body([user("hi")], tools=[{"type": "code_execution_20250825", "name": "code_execution"}],
-             model=sonnet4)
+             model=sonnet37)
     assert messages_of(b)[0] == ("tools.0.code_execution_20250825: `code_execution_20250825` is "
-                                 "not supported on model `claude-sonnet-4-20250514`.")
+                                 "not supported on model `claude-3-7-sonnet-20250219`.")
+    sonnet4 = "claude-sonnet-4-20250514"
+    # Live captures (2025) show code execution 20250825 accepted on claude-sonnet-4-0 [3P];
+    # without PTC, 20260120 is refused there.
+    ok = body([user("hi")], tools=[{"type": "code_execution_20250825", "name": "code_execution"}],
+              model=sonnet4)
+    assert ids(ok) == []
+    b = body([user("hi")], tools=[{"type": "code_execution_20260120", "name": "code_execution"}],
+             model=sonnet4)
+    assert ids(b) == ["tools.model_compatibility"]
     b = body([user("hi")], tools=[{"type": "text_editor_20250124", "name": "str_replace_editor"}],
              model=sonnet4)
     assert messages_of(b)[0].endswith("Use `text_editor_20250728`.")

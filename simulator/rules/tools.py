@@ -10,7 +10,7 @@ import re
 from ..models import lookup
 from ..registry import ToolVersion, of_family
 from ..sources import SEED_CODE_EXECUTION, protocol, seed
-from .base import RuleContext, code_callable, rule, tool_label
+from .base import RuleContext, rule, tool_label
 from .ptc import CODE_ONLY_BY_DEFAULT, effective_callers
 
 FIXED_NAME = "{label}.name: Input should be '{name}'"
@@ -103,11 +103,13 @@ def model_compatibility(ctx: RuleContext) -> str | None:
             hint = f" Use `{newer.type}`." if newer else ""
             return MODEL_TOOL.format(label=tool_label(i, t), type=tv.type, model=ctx.model, hint=hint)
     if not m.ptc:
+        # Web tools 20260209 on a model without PTC need allowed_callers ["direct"]: a validation
+        # error says so (PROTOCOL.md §2 Dynamic filtering). A custom tool made code-callable is NOT
+        # refused: seed 002 says the newer versions silently behave as 20250825 there, "and no
+        # error will tell you" (Les chiffres); the engine serves such turns without PTC.
         for i, t in enumerate(ctx.tools):
-            if t.get("type") in CODE_ONLY_BY_DEFAULT:
-                if any(c != "direct" for c in effective_callers(t)):
-                    return MODEL_PTC.format(label=tool_label(i, t), model=ctx.model)
-            elif code_callable(t):
+            if t.get("type") in CODE_ONLY_BY_DEFAULT and any(
+                    c != "direct" for c in effective_callers(t)):
                 return MODEL_PTC.format(label=tool_label(i, t), model=ctx.model)
     return None
 

@@ -259,7 +259,7 @@ def reject_unsupported_model(v: str) -> CassetteBuilder:
     cb = _cb(v, "reject_unsupported_model", "a model that does not accept code execution is refused",
              [seed(SEED_CODE_EXECUTION, "featureMetadata.supportedModels"),
               seed(SEED_CODE_EXECUTION, "Versi alat")], False)
-    cb.model = "claude-sonnet-4-20250514"
+    cb.model = "claude-3-7-sonnet-20250219"
     c = Conversation(cb).user("List the files in the working directory.")
     c.reject("tools.model_compatibility", "")
     return cb

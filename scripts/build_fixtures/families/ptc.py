@@ -202,7 +202,7 @@ def detection_timeout(v: str) -> CassetteBuilder:
 def haiku_no_ptc(v: str) -> CassetteBuilder:
     cb = _cb(v, "haiku_without_ptc", "Claude Haiku 4.5 accepts the version but calls tools directly "
              "(no programmatic calls, no error)", [S_HAIKU, seed(SEED_PTC, "Les chiffres")], model=HAIKU,
-             tools=_tools(v, {k: val for k, val in QUERY_DATABASE.items() if k != "allowed_callers"}))
+             tools=_tools(v, QUERY_DATABASE))
     c = Conversation(cb).user("Who is our top customer by revenue?")
     tid = cb.ids.make("toolu")
     c.turn([b.tool_use(tid, "query_database", {"sql": SQL}, caller=b.direct())], "tool_use")
