@@ -23,7 +23,7 @@ from conformance.subjects import factory_subject
 
 BROKEN_DIR = Path(__file__).resolve().parent / "broken"
 BROKEN = sorted(BROKEN_DIR.glob("bash_*.py"))
-TIMEOUT = 1.5  # the command timeout the subjects get here (the timeout checks wait for it)
+TIMEOUT = 3.0  # the command timeout the subjects get here (the timeout checks wait for it)
 
 
 def load(path: Path) -> ModuleType:

@@ -18,7 +18,7 @@ NODE_SUBJECT = ROOT / "tests" / "subjects" / "bash_tool.mjs"
 
 def test_all_reference_passes_and_writes_reports(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
-    assert main(["run", "--all-reference", "--out", str(out), "--timeout", "1"]) == 0
+    assert main(["run", "--all-reference", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "PASS:" in text and "reference-bash (bash_20250124)" in text
     from conformance.reports import load_results
@@ -33,7 +33,7 @@ def test_all_reference_passes_and_writes_reports(tmp_path: Path, capsys) -> None
 
 def test_a_failing_must_check_exits_1_with_the_reproducer(capsys) -> None:
     code = main(["run", "--bash", f"{BROKEN}/bash_never_flags.py:factory",
-                 "--check", "bash.errors.failure_flagged", "--timeout", "1"])
+                 "--check", "bash.errors.failure_flagged", "--timeout", "3"])
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL  MUST   bash.errors.failure_flagged" in out
@@ -43,7 +43,7 @@ def test_a_failing_must_check_exits_1_with_the_reproducer(capsys) -> None:
 
 def test_should_failures_count_only_with_strict(capsys) -> None:
     args = ["run", "--bash", f"{BROKEN}/bash_no_truncation.py:factory",
-            "--check", "bash.output.large_output_truncated", "--timeout", "1"]
+            "--check", "bash.output.large_output_truncated", "--timeout", "3"]
     assert main(args) == 0
     assert "(not blocking)" in capsys.readouterr().out
     assert main([*args, "--strict"]) == 1
@@ -51,14 +51,14 @@ def test_should_failures_count_only_with_strict(capsys) -> None:
 
 def test_json_lines_output(capsys) -> None:
     assert main(["run", "--bash", "reference-bash", "--check", "bash.session.*", "--json",
-                 "--timeout", "1"]) == 0
+                 "--timeout", "3"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {r["check_id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.session.")}
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_a_node_subject_passes_every_bash_check(capsys) -> None:
-    code = main(["run", "--bash-cmd", f"node {NODE_SUBJECT}", "--timeout", "1"])
+    code = main(["run", "--bash-cmd", f"node {NODE_SUBJECT}", "--timeout", "3"])
     out = capsys.readouterr().out
     assert code == 0, out
     n = sum(1 for i in CATALOG if i.startswith("bash."))

@@ -18,7 +18,7 @@ BROKEN = Path(__file__).resolve().parent / "broken"
 def test_items_per_check_and_a_must_failure_with_its_reproducer(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(
         "--tooluse-bash", f"{BROKEN}/bash_never_flags.py:factory", "--tooluse-check",
-        "bash.errors.*", "--tooluse-timeout", "1", "-p", "no:cacheprovider")
+        "bash.errors.*", "--tooluse-timeout", "3", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([
         "*MUST check failed: bash.errors.failure_flagged on bash_never_flags.py:factory*",
@@ -29,7 +29,7 @@ def test_items_per_check_and_a_must_failure_with_its_reproducer(pytester: pytest
 
 def test_should_failures_are_xfail_unless_strict(pytester: pytest.Pytester) -> None:
     args = ["--tooluse-bash", f"{BROKEN}/bash_no_truncation.py:factory", "--tooluse-check",
-            "bash.output.large_output_*", "--tooluse-timeout", "1", "-p", "no:cacheprovider"]
+            "bash.output.large_output_*", "--tooluse-timeout", "3", "-p", "no:cacheprovider"]
     pytester.runpytest_inprocess(*args).assert_outcomes(passed=1, xfailed=1)
     pytester.runpytest_inprocess(*args, "--tooluse-strict").assert_outcomes(passed=1, failed=1)
 
