@@ -3,14 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from broken import (  # noqa: F401  (imported to register the broken editors)
-    editor_broken_bytes,
-    editor_broken_edit,
-    editor_broken_errors,
-    editor_broken_paths,
-    editor_broken_stateful,
-    editor_broken_view,
-)
 from broken.editor_harness import failing, run_checks
 from broken.editor_kit import BROKEN, Broken, check_applies
 
@@ -18,6 +10,8 @@ import conformance.checks.editor  # noqa: F401
 from conformance.catalog import CATALOG, Severity
 
 MODEL_CHECK = "editor.model.agrees_with_reference_model"
+UNDER_RUNNER = {"TextModeIO", "ErrorsAsSuccess", "RaisesOnBadInput", "ShellDirectoryView",
+                "OneLevelUndo"}
 
 
 @pytest.mark.parametrize("b", BROKEN, ids=lambda b: b.name)
@@ -45,3 +39,27 @@ def test_failure_message_shows_received_documented_and_reproducer() -> None:
     assert "Successfully replaced" in str(out.failure.received)
     assert out.failure.reproducer[-1]["command"] == "str_replace"
     assert out.failure.reproducer[-1]["old_str"] == "x = 1"
+
+
+def test_broken_editors_under_the_real_runner() -> None:
+    """The same exactness through ``conformance.runner`` (subject host process, deadlines), for
+    one broken editor per area (all of them would take minutes of subprocesses)."""
+    from conformance import runner
+    from conformance.subjects import factory_subject
+
+    subjects = [factory_subject(b.spec, family="editor", tool_type=b.tool_type, name=b.name,
+                                options={"max_characters": 2000}
+                                if b.tool_type == "text_editor_20250728" else None)
+                for b in BROKEN if b.name in UNDER_RUNNER]
+    subjects.append(factory_subject("conformance.reference.editor:text_editor_20250124",
+                                    family="editor", tool_type="text_editor_20250124",
+                                    name="reference"))
+    ids = sorted(c.id for c in CATALOG.values() if c.family == "editor" and c.id != MODEL_CHECK)
+    summary = runner.run(subjects, checks=ids, timeout=10.0, jobs=4)
+    failed: dict[str, set[str]] = {s.name: set() for s in subjects}
+    for r in summary.results:
+        assert r.outcome.value != "error", (r.subject, r.check_id, r.message)
+        if r.outcome.value == "fail":
+            failed[r.subject].add(r.check_id)
+    expected = {b.name: {b.target} for b in BROKEN if b.name in UNDER_RUNNER}
+    assert failed == {**expected, "reference": set()}

@@ -163,9 +163,9 @@ def long_lines(s: ToolSession) -> None:
 
 @check("editor.bytes.large_file_preserved", family=FAMILY, severity=Severity.MUST,
        applies_to=EDITOR_TYPES, source=SRC_BYTES,
-       statement="a large file (about 3 MB, 40,000 lines) survives every command intact.")
+       statement="a large file (about 1.6 MB, 25,000 lines) survives every command intact.")
 def large_file(s: ToolSession) -> None:
-    n = 40_000
+    n = 25_000
     body = b"".join(b"%06d the quick brown fox jumps over the lazy dog, then again.\n" % i
                     for i in range(n))
     data = body + b"TOKEN near the end\n" + b"last line\n"

@@ -16,7 +16,7 @@ import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from simulator import registry
 
@@ -46,7 +46,22 @@ class EditorError(Exception):
 
 
 class TextEditor:
-    """One editor session over ``workdir``; keeps the undo history of the versions that have it."""
+    """One editor session over ``workdir``; keeps the undo history of the versions that have it.
+
+    A subclass (a variant of the reference) names its version in ``TOOL_TYPE`` and is a subject
+    as ``path/to/module.py:MyEditor.factory``.
+    """
+
+    #: The version :meth:`factory` builds.
+    TOOL_TYPE: ClassVar[str] = "text_editor_20250728"
+
+    @classmethod
+    def factory(cls, workdir: Path, timeout: float | None = None,
+                max_characters: int | None = None) -> TextEditor:
+        """A subject factory (DESIGN.md "Subjects") for ``cls`` at ``TOOL_TYPE``."""
+        fields = registry.TOOLS[cls.TOOL_TYPE].definition_fields
+        return cls(workdir, tool_type=cls.TOOL_TYPE, timeout=timeout,
+                   max_characters=max_characters if "max_characters" in fields else None)
 
     def __init__(self, workdir: str | os.PathLike[str], *, tool_type: str,
                  max_characters: int | None = None, timeout: float | None = None) -> None:

@@ -7,12 +7,11 @@ from pathlib import Path
 
 from conformance.reference.editor import TextEditor
 
-from .editor_kit import broken
 
-
-@broken("editor.bytes.tabs_preserved")
 class ExpandsTabs(TextEditor):
     """The published quickstart's pitfall: expandtabs() on the file before str_replace."""
+
+    TARGET = "editor.bytes.tabs_preserved"
 
     def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
         data = self._read(path)
@@ -22,9 +21,10 @@ class ExpandsTabs(TextEditor):
         return super().str_replace(path, raw, old_str.expandtabs(), new_str.expandtabs())
 
 
-@broken("editor.bytes.crlf_preserved")
 class TextModeIO(TextEditor):
     """The seed sample's pitfall: open(path, 'r') / open(path, 'w') translate newlines."""
+
+    TARGET = "editor.bytes.crlf_preserved"
 
     def _read(self, path: Path) -> bytes:
         data = super()._read(path)
@@ -33,34 +33,38 @@ class TextModeIO(TextEditor):
         return text.encode("utf-8", "surrogateescape")
 
 
-@broken("editor.bytes.trailing_newline_preserved")
 class EnsuresFinalNewline(TextEditor):
     """Adds a final newline on every edit."""
+
+    TARGET = "editor.bytes.trailing_newline_preserved"
 
     def _write(self, path: Path, data: bytes, previous: bytes) -> None:
         super()._write(path, data if data.endswith(b"\n") else data + b"\n", previous)
 
 
-@broken("editor.bytes.non_utf8_preserved")
 class ReplacementCharacters(TextEditor):
     """Decodes with errors='replace' and writes back UTF-8."""
+
+    TARGET = "editor.bytes.non_utf8_preserved"
 
     def _read(self, path: Path) -> bytes:
         return super()._read(path).decode("utf-8", "replace").encode("utf-8")
 
 
-@broken("editor.bytes.long_lines_preserved")
 class CapsLineLength(TextEditor):
     """Cuts lines longer than 100,000 bytes when writing."""
+
+    TARGET = "editor.bytes.long_lines_preserved"
 
     def _write(self, path: Path, data: bytes, previous: bytes) -> None:
         lines = data.split(b"\n")
         super()._write(path, b"\n".join(x[:100_000] for x in lines), previous)
 
 
-@broken("editor.bytes.large_file_preserved")
 class ReadsFirstMegabyte(TextEditor):
     """Reads only the first megabyte of a file."""
+
+    TARGET = "editor.bytes.large_file_preserved"
 
     def _read(self, path: Path) -> bytes:
         return super()._read(path)[:1 << 20]

@@ -8,12 +8,11 @@ from typing import Any
 from conformance.reference.editor import REPLACED, EditorError, TextEditor
 from conformance.reference.editor_text import line_count
 
-from .editor_kit import broken
 
-
-@broken("editor.str_replace.replaces_exactly_one_match")
 class RefusesEmptyNewStr(TextEditor):
     """Treats an empty new_str (a deletion) as missing."""
+
+    TARGET = "editor.str_replace.replaces_exactly_one_match"
 
     def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
         if not new_str:
@@ -21,9 +20,10 @@ class RefusesEmptyNewStr(TextEditor):
         return super().str_replace(path, raw, old_str, new_str)
 
 
-@broken("editor.str_replace.rejects_no_match")
 class SilentNoMatch(TextEditor):
     """Reports success when old_str is not in the file."""
+
+    TARGET = "editor.str_replace.rejects_no_match"
 
     def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
         if old_str.encode() not in self._read(path):
@@ -31,9 +31,10 @@ class SilentNoMatch(TextEditor):
         return super().str_replace(path, raw, old_str, new_str)
 
 
-@broken("editor.str_replace.rejects_multiple_matches")
 class ReplacesAll(TextEditor):
     """The seed sample's pitfall: content.replace(old, new) on every match."""
+
+    TARGET = "editor.str_replace.rejects_multiple_matches"
 
     def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
         data = self._read(path)
@@ -43,9 +44,10 @@ class ReplacesAll(TextEditor):
         return super().str_replace(path, raw, old_str, new_str)
 
 
-@broken("editor.str_replace.whitespace_exact")
 class FuzzyWhitespace(TextEditor):
     """Retries with old_str stripped of surrounding whitespace when nothing matches."""
+
+    TARGET = "editor.str_replace.whitespace_exact"
 
     def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
         if old_str.encode() not in self._read(path) and old_str.strip():
@@ -53,25 +55,28 @@ class FuzzyWhitespace(TextEditor):
         return super().str_replace(path, raw, old_str, new_str)
 
 
-@broken("editor.create.writes_file_text")
 class CreateAddsNewline(TextEditor):
     """Appends a final newline to file_text."""
+
+    TARGET = "editor.create.writes_file_text"
 
     def create(self, path: Path, raw: str, file_text: str) -> str:
         return super().create(path, raw, file_text if file_text.endswith("\n") else file_text + "\n")
 
 
-@broken("editor.insert.at_start")
 class InsertZeroAfterFirst(TextEditor):
     """Treats insert_line 0 like 1."""
+
+    TARGET = "editor.insert.at_start"
 
     def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
         return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
 
 
-@broken("editor.insert.in_middle")
 class InsertBeforeLine(TextEditor):
     """Inserts before line N instead of after it, for lines inside the file."""
+
+    TARGET = "editor.insert.in_middle"
 
     def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
         n = line_count(self._read(path))
@@ -80,9 +85,10 @@ class InsertBeforeLine(TextEditor):
         return super().insert(path, raw, insert_line, text)
 
 
-@broken("editor.insert.at_end")
 class InsertEndBeforeLast(TextEditor):
     """Inserting after the last line lands before it."""
+
+    TARGET = "editor.insert.at_end"
 
     def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
         n = line_count(self._read(path))
@@ -90,9 +96,10 @@ class InsertEndBeforeLast(TextEditor):
                               text)
 
 
-@broken("editor.insert.rejects_past_end")
 class InsertPastEndAppends(TextEditor):
     """Silently appends when insert_line is past the end (or negative)."""
+
+    TARGET = "editor.insert.rejects_past_end"
 
     def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
         n = line_count(self._read(path))
@@ -101,36 +108,41 @@ class InsertPastEndAppends(TextEditor):
         return super().insert(path, raw, insert_line, text)
 
 
-@broken("editor.insert.accepts_insert_text")
 class OnlyNewStr(TextEditor):
     """Knows only the older field name new_str."""
+
+    TARGET = "editor.insert.accepts_insert_text"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.insert_fields = ("new_str",)
 
 
-@broken("editor.undo_edit.restores_previous_content", tool_type="text_editor_20250124")
 class OneLevelUndo(TextEditor):
     """Remembers only the last edit of each file."""
+
+    TARGET = "editor.undo_edit.restores_previous_content"
+    TOOL_TYPE = "text_editor_20250124"
 
     def _write(self, path: Path, data: bytes, previous: bytes) -> None:
         super()._write(path, data, previous)
         self.history[path] = self.history[path][-1:]
 
 
-@broken("editor.undo_edit.refused_without_undo")
 class UndoEverywhere(TextEditor):
     """Accepts undo_edit on every version."""
+
+    TARGET = "editor.undo_edit.refused_without_undo"
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.commands = (*self.commands, "undo_edit")
 
 
-@broken("editor.undo_edit.refused_without_undo")
 class SeedSampleUndo(TextEditor):
     """Seed 001's sample: undo_edit on Claude 4 returns {"error": ...} as the result, unflagged."""
+
+    TARGET = "editor.undo_edit.refused_without_undo"
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         if tool_input.get("command") == "undo_edit":

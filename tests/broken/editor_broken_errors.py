@@ -8,12 +8,11 @@ from typing import Any
 
 from conformance.reference.editor import TextEditor
 
-from .editor_kit import broken
 
-
-@broken("editor.errors.missing_file")
 class EmptyForMissing(TextEditor):
     """Shows a missing file as empty."""
+
+    TARGET = "editor.errors.missing_file"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if not path.exists():
@@ -21,17 +20,19 @@ class EmptyForMissing(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.errors.flagged_is_error")
 class ErrorsAsSuccess(TextEditor):
     """Returns error texts with is_error false."""
+
+    TARGET = "editor.errors.flagged_is_error"
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         return {**super().__call__(tool_input), "is_error": False}
 
 
-@broken("editor.errors.documented_texts")
 class OwnErrorTexts(TextEditor):
     """Words its errors its own way."""
+
+    TARGET = "editor.errors.documented_texts"
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         out = super().__call__(tool_input)
@@ -43,9 +44,10 @@ class OwnErrorTexts(TextEditor):
         return out
 
 
-@broken("editor.errors.invalid_input_answered")
 class CreateDefaultsEmpty(TextEditor):
     """create without file_text writes an empty file (``file_text or ""``)."""
+
+    TARGET = "editor.errors.invalid_input_answered"
 
     def _dispatch(self, tool_input: dict[str, Any]) -> str:
         if tool_input.get("command") == "create" and "file_text" not in tool_input:
@@ -53,9 +55,10 @@ class CreateDefaultsEmpty(TextEditor):
         return super()._dispatch(tool_input)
 
 
-@broken("editor.errors.returned_not_raised")
 class RaisesOnBadInput(TextEditor):
     """Lets KeyError escape on a missing field."""
+
+    TARGET = "editor.errors.returned_not_raised"
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         if tool_input.get("command") == "str_replace" and "old_str" not in tool_input:

@@ -10,12 +10,11 @@ from typing import Any
 
 from conformance.reference.editor import EditorError, TextEditor
 
-from .editor_kit import broken
 
-
-@broken("editor.paths.special_characters_are_plain")
 class StrictPathCharacters(TextEditor):
     """Refuses any path with characters outside [A-Za-z0-9._/-]."""
+
+    TARGET = "editor.paths.special_characters_are_plain"
 
     def _resolve(self, raw: Any) -> Path:
         if isinstance(raw, str) and not re.fullmatch(r"[A-Za-z0-9._/-]+", raw):
@@ -23,9 +22,10 @@ class StrictPathCharacters(TextEditor):
         return super()._resolve(raw)
 
 
-@broken("editor.paths.never_executed_by_directory_view")
 class ShellDirectoryView(TextEditor):
     """The published bug: find {path} in a shell, path interpolated."""
+
+    TARGET = "editor.paths.never_executed_by_directory_view"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_dir():
@@ -35,9 +35,10 @@ class ShellDirectoryView(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.paths.never_executed_by_file_commands")
 class ShellMkdir(TextEditor):
     """create makes parent directories with mkdir -p "{parent}" in a shell."""
+
+    TARGET = "editor.paths.never_executed_by_file_commands"
 
     def create(self, path: Path, raw: str, file_text: str) -> str:
         subprocess.run(f'mkdir -p "{os.path.dirname(raw)}"', shell=True, capture_output=True,
@@ -45,9 +46,10 @@ class ShellMkdir(TextEditor):
         return super().create(path, raw, file_text)
 
 
-@broken("editor.paths.outside_workdir_refused")
 class Unconfined(TextEditor):
     """Accepts any path on the machine."""
+
+    TARGET = "editor.paths.outside_workdir_refused"
 
     def _resolve(self, raw: Any) -> Path:
         if not isinstance(raw, str) or not raw:

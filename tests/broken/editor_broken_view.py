@@ -8,12 +8,11 @@ from typing import Any
 from conformance.reference.editor import EditorError, TextEditor, _check_range
 from conformance.reference.editor_text import render_numbered, split_lines, truncate
 
-from .editor_kit import broken
 
-
-@broken("editor.view.returns_file_content")
 class FirstTenLines(TextEditor):
     """Shows at most the first 10 lines when no view_range is given."""
+
+    TARGET = "editor.view.returns_file_content"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if view_range is None and path.is_file():
@@ -21,9 +20,10 @@ class FirstTenLines(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.line_numbers")
 class NoLineNumbers(TextEditor):
     """Returns the raw text without line numbers."""
+
+    TARGET = "editor.view.line_numbers"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_file():
@@ -34,9 +34,10 @@ class NoLineNumbers(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.view_range_one_based_inclusive")
 class EndExclusive(TextEditor):
     """Treats the end of view_range as exclusive (a Python slice)."""
+
+    TARGET = "editor.view.view_range_one_based_inclusive"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_file() and view_range is not None and view_range[1] != -1:
@@ -46,9 +47,10 @@ class EndExclusive(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.view_range_minus_one_reads_to_end")
 class MinusOneAsSlice(TextEditor):
     """Uses -1 as a Python slice end, so the last line goes missing."""
+
+    TARGET = "editor.view.view_range_minus_one_reads_to_end"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_file() and view_range is not None and view_range[1] == -1:
@@ -58,9 +60,10 @@ class MinusOneAsSlice(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.view_range_out_of_range_is_error")
 class ClampsRange(TextEditor):
     """Clamps any view_range instead of refusing an impossible one."""
+
+    TARGET = "editor.view.view_range_out_of_range_is_error"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_file() and view_range is not None:
@@ -72,9 +75,10 @@ class ClampsRange(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.directory_lists_entries")
 class NoDirectories(TextEditor):
     """Refuses to view directories."""
+
+    TARGET = "editor.view.directory_lists_entries"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         if path.is_dir():
@@ -82,9 +86,11 @@ class NoDirectories(TextEditor):
         return super().view(path, raw, view_range)
 
 
-@broken("editor.view.max_characters_truncates", tool_type="text_editor_20250728")
 class IgnoresMaxCharacters(TextEditor):
     """Accepts max_characters and ignores it."""
+
+    TARGET = "editor.view.max_characters_truncates"
+    TOOL_TYPE = "text_editor_20250728"
 
     def view(self, path: Path, raw: str, view_range: Any) -> str:
         limit, self.max_characters = self.max_characters, None
