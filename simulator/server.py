@@ -77,11 +77,23 @@ class ASGIApp:
             return
         if scope["type"] != "http":
             return
-        body, more = b"", True
+        limit = body_limit(scope["path"])
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > limit:  # refused before it is read
+            await self._send_plain(send, _too_large(scope["path"], limit))
+            return
+        parts: list[bytes] = []
+        size, more = 0, True
         while more:
             message = await receive()
-            body += message.get("body", b"")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:  # a chunked body past the limit: stop reading it
+                await self._send_plain(send, _too_large(scope["path"], limit))
+                return
+            parts.append(chunk)
             more = message.get("more_body", False)
+        body = b"".join(parts)
         request = SimRequest(
             method=scope["method"], path=scope["path"],
             headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
@@ -114,6 +126,31 @@ class ASGIApp:
         await send({"type": "http.response.body", "body": b""})
 
 
+    @staticmethod
+    async def _send_plain(send: Send, resp: SimResponse) -> None:
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(resp)]
+        data = resp.body_bytes()
+        headers += [(b"content-length", str(len(data)).encode()), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
+
+
+#: Request size limits by path prefix (PROTOCOL.md §5: 413 over Messages 32 MB, Batch 256 MB,
+#: Files 500 MB); the body is not read past them.
+BODY_LIMITS = (("/v1/files", 500 * 1024 * 1024), ("/v1/messages/batches", 256 * 1024 * 1024))
+DEFAULT_BODY_LIMIT = 32 * 1024 * 1024
+
+
+def body_limit(path: str) -> int:
+    return next((n for prefix, n in BODY_LIMITS if path.startswith(prefix)), DEFAULT_BODY_LIMIT)
+
+
+def _too_large(path: str, limit: int) -> SimResponse:
+    return api_error(413, "request_too_large", f"Request exceeds the maximum allowed number of "
+                     f"bytes ({limit} for {path}); send a smaller body (or a valid "
+                     "content-length).")
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -144,8 +181,27 @@ def make_server(handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
         threaded = getattr(handler, "blocks", False)
     config = uvicorn.Config(ASGIApp(handler, threaded=threaded), lifespan="off",
                             access_log=False, log_level="warning", server_header=False,
-                            timeout_graceful_shutdown=1)
+                            timeout_graceful_shutdown=1, http=_api_shaped_http_protocol())
     return uvicorn.Server(config), _bind(host, port)
+
+
+def _api_shaped_http_protocol() -> type[Any]:
+    """uvicorn's HTTP protocol, answering bytes that are not HTTP with the API's error shape
+    (a 400 ``invalid_request_error`` with a ``request-id``) rather than a plain-text 400."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class APIShapedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        def send_400_response(self, msg: str) -> None:
+            resp = api_error(400, "invalid_request_error", f"{msg.rstrip('.')}: the bytes sent are "
+                             "not a well-formed HTTP/1.1 request; send one.")
+            data = resp.body_bytes()
+            head = [b"HTTP/1.1 400 Bad Request", b"content-type: application/json",
+                    b"request-id: " + resp.headers["request-id"].encode(),
+                    b"content-length: " + str(len(data)).encode(), b"connection: close"]
+            self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + data)
+            self.transport.close()
+
+    return APIShapedProtocol
 
 
 def start_server(handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
