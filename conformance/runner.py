@@ -28,14 +28,14 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
 from conformance.subjects import forkserver
+from conformance.subjects.host import accepts_keyword
 from conformance.subjects.process import SubjectStartError
-from conformance.subjects.spec import Subject
 
 #: The command timeout given to subjects unless the run says otherwise (seconds).
 DEFAULT_TIMEOUT = 3.0
@@ -43,15 +43,32 @@ DEFAULT_TIMEOUT = 3.0
 CASE_BUDGET_TIMEOUTS = 40
 
 
+class SubjectLike(Protocol):
+    """What the runner needs of a subject (:class:`~conformance.subjects.Subject` is one; the
+    worker and loop families bring their own). ``open`` may also accept ``start_timeout=``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def family(self) -> str: ...
+    @property
+    def tool_type(self) -> str: ...
+    @property
+    def info(self) -> SubjectInfo: ...
+
+    def open(self, workdir: Path, *, timeout: float,
+             case_deadline: float | None = None) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Case:
-    subject: Subject
+    subject: SubjectLike
     check: Check
 
 
 @dataclass
 class RunPlan:
-    subjects: list[Subject]
+    subjects: list[SubjectLike]
     cases: list[Case]
     timeout: float
     strict: bool
@@ -90,7 +107,7 @@ class RunSummary:
         return 0 if self.ok else 1
 
 
-def select_checks(subject: Subject, patterns: Sequence[str] | None = None) -> list[Check]:
+def select_checks(subject: SubjectLike, patterns: Sequence[str] | None = None) -> list[Check]:
     """The catalog checks for the subject's family and tool type, filtered by ids or globs."""
     chosen = list(checks_for(subject.tool_type, subject.family))
     if patterns:
@@ -103,7 +120,7 @@ def unmatched_patterns(patterns: Iterable[str]) -> list[str]:
     return [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in CATALOG)]
 
 
-def run_case(subject: Subject, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
+def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
              tmp_root: Path | None = None) -> CheckResult:
     """Run one check against a fresh instance of the subject."""
     start = time.monotonic()
@@ -118,9 +135,11 @@ def run_case(subject: Subject, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
     workdir = Path(tempfile.mkdtemp(prefix=f"tooluse-{chk.id}-", dir=tmp_root)).resolve()
     try:
         try:
-            session = subject.open(workdir, timeout=timeout,
-                                   case_deadline=timeout * CASE_BUDGET_TIMEOUTS,
-                                   start_timeout=max(10.0, timeout * 4))
+            kwargs: dict[str, Any] = {"timeout": timeout,
+                                      "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
+            if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
+                kwargs["start_timeout"] = max(10.0, timeout * 4)
+            session = subject.open(workdir, **kwargs)
         except SubjectStartError as e:
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
@@ -177,7 +196,7 @@ def default_jobs() -> int:
     return max(4, min(16, (os.cpu_count() or 2) * 4))
 
 
-def plan_run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,
+def plan_run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
              timeout: float = DEFAULT_TIMEOUT, strict: bool = False,
              argv: Sequence[str] = ()) -> RunPlan:
     cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)]
@@ -189,7 +208,7 @@ def plan_run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None
 Listener = RunListener | Callable[[CheckResult], Any]
 
 
-def run(subjects: Sequence[Subject], *, checks: Sequence[str] | None = None,
+def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         timeout: float = DEFAULT_TIMEOUT, strict: bool = False, jobs: int | None = None,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
         argv: Sequence[str] = ()) -> RunSummary:

@@ -55,7 +55,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="the command timeout given to subjects, in seconds (default 3)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="cases run at once (default: 2 per CPU, at most 8)")
+                   help="cases run at once (default: 4 per CPU, 4 to 16)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="write results.json and the reports into DIR")
     p.add_argument("--expected-failures", type=Path, default=None, metavar="FILE",
