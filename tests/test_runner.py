@@ -9,7 +9,7 @@ import pytest
 
 from conformance import runner
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity
-from conformance.results import CheckResult, Outcome, RunInfo
+from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo
 from conformance.session import ToolSession
 from conformance.subjects import factory_subject
 from simulator.sources import protocol
@@ -107,6 +107,21 @@ def test_a_subject_that_cannot_start_fails_every_check() -> None:
     broken = factory_subject(f"{PY}:factory_raises", family="bash")
     r = runner.run_case(broken, make_check(passes), timeout=2)
     assert r.outcome is Outcome.FAIL and "cannot open the sandbox" in r.message
+
+
+class MinimalSubject:
+    """A subject of another family's making: open() without start_timeout."""
+
+    name, family, tool_type = "minimal", "bash", "bash_20250124"
+    info = SubjectInfo("minimal", "bash", "bash_20250124", "test")
+
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
+        return REFERENCE.open(workdir, timeout=timeout, case_deadline=case_deadline)
+
+
+def test_any_subject_like_object_runs() -> None:
+    r = runner.run_case(MinimalSubject(), make_check(passes), timeout=2)
+    assert (r.outcome, r.subject) == (Outcome.PASS, "minimal")
 
 
 class Recorder:
