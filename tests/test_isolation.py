@@ -59,6 +59,17 @@ def test_a_hanging_call_is_cut_at_the_deadline_and_the_subject_killed(session_of
     assert again.is_error and not again.timed_out and "not running" in again.text
 
 
+@needs_proc
+def test_a_hang_kills_what_the_subject_started_in_other_sessions_too(session_of) -> None:
+    s = session_of(subject("hangs_with_child"))
+    assert s.call({"command": "x"}, deadline=1.0).timed_out
+    pid = int((s.workdir / "child.pid").read_text())
+    deadline = time.monotonic() + 2
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid)
+
+
 @pytest.mark.parametrize("attr, words", [("exits", "exited while answering (status 3)"),
                                          ("aborts", "exited while answering"),
                                          ("system_exit", "exited while answering (status 4)")])

@@ -218,7 +218,10 @@ class ProcessSession:
     # --- teardown ---------------------------------------------------------------------------
 
     def _kill(self) -> None:
+        """Stop the subject now: its group and everything below it (in any group or session)."""
+        below = descendants(self.proc.pid) if processes_supported() else []
         kill_group(self.pgid)
+        kill_pids([p.pid for p in below])
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable

@@ -165,3 +165,13 @@ def hangs_at_start(workdir: Path) -> Any:
 
 def returns_env(workdir: Path) -> Any:
     return lambda tool_input: os.environ.get("TOOLUSE_TEST_VALUE", "unset")
+
+
+def hangs_with_child(workdir: Path) -> Any:
+    """Starts a process in a session of its own, writes its pid, then hangs."""
+    def handle(tool_input: dict[str, Any]) -> str:
+        p = subprocess.Popen(["sleep", "3600"], start_new_session=True)
+        (workdir / "child.pid").write_text(str(p.pid))
+        time.sleep(3600)
+        return "never"
+    return handle
