@@ -117,14 +117,21 @@ class ASGIApp:
         # A lazy stream may block between events (a stall): its steps run in a worker thread,
         # without the lock; a list of events is sent straight from the event loop.
         chunks, off_loop = body_chunks(resp), threaded or is_lazy(resp)
+        # A client that goes away mid-stream: stop producing its events and close the stream
+        # (uvicorn's send() ignores a gone client silently, so an endless stream would run on).
+        gone = asyncio.Event()
+        watcher = asyncio.ensure_future(_watch_disconnect(receive, gone))
         try:
-            while (chunk := (await asyncio.to_thread(next_chunk, chunks) if off_loop
-                             else next_chunk(chunks))) is not None:
+            while not gone.is_set() and (chunk := (await asyncio.to_thread(next_chunk, chunks)
+                                                   if off_loop else next_chunk(chunks))) is not None:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
         except Dropped as e:
             raise DroppedConnection(str(e)) from None
-        await send({"type": "http.response.body", "body": b""})
-
+        finally:
+            watcher.cancel()
+            _close_stream(chunks, resp)
+        if not gone.is_set():
+            await send({"type": "http.response.body", "body": b""})
 
     @staticmethod
     async def _send_plain(send: Send, resp: SimResponse) -> None:
@@ -133,6 +140,23 @@ class ASGIApp:
         headers += [(b"content-length", str(len(data)).encode()), (b"connection", b"close")]
         await send({"type": "http.response.start", "status": resp.status, "headers": headers})
         await send({"type": "http.response.body", "body": data})
+
+
+async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set()
+
+
+def _close_stream(chunks: Any, resp: SimResponse) -> None:
+    """Close the body generator and the response's event generator (their ``finally`` runs)."""
+    for gen in (chunks, resp.events):
+        close = getattr(gen, "close", None)
+        if close is not None:
+            try:
+                close()
+            except ValueError:  # still running in a worker thread: it ends when that step does
+                pass
 
 
 #: Request size limits by path prefix (PROTOCOL.md §5: 413 over Messages 32 MB, Batch 256 MB,

@@ -16,6 +16,9 @@ from simulator.cassette import CassetteError
 
 from . import EXIT_OK, UsageError
 
+#: A long-running server keeps only the engine's latest events, so memory stays bounded.
+SERVE_LOG_LIMIT = 10_000
+
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
     try:
-        routes = build(cassettes, **engine_options(args))
+        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT, **engine_options(args))
     except ImportError as e:
         raise UsageError(f"the replay engine is not available ({e})") from None
     serve(routes, args, f"serving {len(cassettes)} cassette(s)")
