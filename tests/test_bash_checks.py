@@ -140,10 +140,12 @@ def test_reference_output_status_and_state(tool: BashTool, tmp_path: Path) -> No
     assert tool({"command": 'pwd; echo "[$V]"'})["content"] == f"{tmp_path}\n[]\n"
 
 
-@pytest.mark.parametrize("bad", [{}, {"restart": False}, {"command": ""}, {"command": 3}, []])
+@pytest.mark.parametrize("bad", [{}, {"restart": False}, {"command": ""}, {"command": 3}, [],
+                                 {"command": "echo a\x00b"}])
 def test_reference_invalid_input(tool: BashTool, bad: object) -> None:
     r = tool(bad)
     assert r["is_error"] and "command" in r["content"]
+    assert tool({"command": "echo \ud800x"}) == {"content": "?x\n", "is_error": False}
 
 
 def test_reference_timeout_restarts_and_kills_the_group(tool: BashTool) -> None:

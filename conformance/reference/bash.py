@@ -99,9 +99,12 @@ class BashSession:
         return f"__TOOLUSE_BASH_DONE_{secrets.token_hex(16)}__"
 
     def script(self, command: str, sentinel: str) -> bytes:
-        return (f"eval {shlex.quote(command)} </dev/null\n"
-                f"__tooluse_rc=$?; builtin printf '\\n%s %s\\n' '{sentinel}' \"$__tooluse_rc\"\n"
-                ).encode("utf-8", "surrogateescape")
+        text = (f"eval {shlex.quote(command)} </dev/null\n"
+                f"__tooluse_rc=$?; builtin printf '\\n%s %s\\n' '{sentinel}' \"$__tooluse_rc\"\n")
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # lone surrogates from JSON: send U+FFFD instead
+            return text.encode("utf-8", "replace")
 
     def run(self, command: str) -> tuple[str, int | None]:
         """Run one command; returns (output, exit status), status ``None`` when it timed out."""
@@ -212,6 +215,9 @@ class BashTool:
         if not isinstance(command, str) or not command.strip():
             return {"content": INVALID_INPUT.format(got=sorted(tool_input) or "{}"),
                     "is_error": True}
+        if "\x00" in command:
+            return {"content": "Error: the command contains a NUL character, which bash cannot "
+                               "run", "is_error": True}
         output, status = self.session.run(command)
         if status is None:
             return {"content": output, "is_error": True}
