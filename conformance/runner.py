@@ -144,10 +144,15 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
             return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
+        outcome = _judge(chk, session, result)
         try:
-            return _judge(chk, session, result)
-        finally:
             session.close()
+        except Exception as e:  # the harness's side of teardown broke
+            note = f"closing the session raised {type(e).__name__}: {e}"
+            if outcome.outcome is Outcome.PASS:
+                return result(Outcome.ERROR, note)
+            outcome.message += f" [{note}]"
+        return outcome
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -169,8 +174,9 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         return result(Outcome.ERROR, f"check raised {type(e).__name__}: {e}",
                       received="".join(tb[-3:]), reproducer=list(session.history))
-    if session.faults:
-        return result(Outcome.FAIL, f"the subject faulted: {'; '.join(session.faults)}",
+    seen = getattr(session, "faults", None)
+    if seen:
+        return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}",
                       reproducer=list(session.history))
     return result(Outcome.PASS)
 
@@ -227,7 +233,12 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     def one(case: Case) -> None:
         with lock:
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
-        r = run_case(case.subject, case.check, timeout=timeout, tmp_root=tmp_root)
+        try:
+            r = run_case(case.subject, case.check, timeout=timeout, tmp_root=tmp_root)
+        except Exception as e:  # never lose the run over one case
+            r = CheckResult(case.check.id, case.subject.name, case.subject.tool_type,
+                            case.check.family, case.check.severity.value, Outcome.ERROR,
+                            message=f"harness error: {type(e).__name__}: {e}")
         with lock:
             results.append(r)
             _emit(hooks, "on_check_finished", r)

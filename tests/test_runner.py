@@ -119,6 +119,32 @@ class MinimalSubject:
         return REFERENCE.open(workdir, timeout=timeout, case_deadline=case_deadline)
 
 
+class ClosingBreaks(MinimalSubject):
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
+        session = super().open(workdir, timeout=timeout, case_deadline=case_deadline)
+        real_close = session.close
+
+        def close() -> None:
+            real_close()
+            raise OSError("teardown broke")
+        session.close = close
+        return session
+
+
+class OpenBreaks(MinimalSubject):
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
+        raise RuntimeError("harness bug")
+
+
+def test_teardown_and_open_errors_are_harness_errors_and_the_run_goes_on() -> None:
+    r = runner.run_case(ClosingBreaks(), make_check(passes), timeout=2)
+    assert r.outcome is Outcome.ERROR and "teardown broke" in r.message
+    r = runner.run_case(ClosingBreaks(), make_check(fails), timeout=2)
+    assert r.outcome is Outcome.FAIL and "teardown broke" in r.message
+    r = runner.run_case(OpenBreaks(), make_check(passes), timeout=2)
+    assert r.outcome is Outcome.ERROR and "harness bug" in r.message
+
+
 def test_any_subject_like_object_runs() -> None:
     r = runner.run_case(MinimalSubject(), make_check(passes), timeout=2)
     assert (r.outcome, r.subject) == (Outcome.PASS, "minimal")
