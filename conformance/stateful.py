@@ -14,6 +14,7 @@ carrying the shrunk reproducer: the replayable list of tool inputs (planted file
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.model.editor_model import EditorModel, Expectation, lines_of
+from conformance.model.editor_model import EditorModel, lines_of
 from conformance.session import ToolResult, ToolSession
 from conformance.strategies import edit_texts, file_contents, file_names, view_ranges
 from simulator import registry
@@ -40,19 +41,59 @@ class ModelDisagreement(AssertionError):
     """The subject answered a command differently from every documented-compatible outcome."""
 
     def __init__(self, message: str, received: str, documented: str,
-                 reproducer: list[dict[str, Any]], notes: list[str]) -> None:
+                 steps: list[Step] | None = None) -> None:
         super().__init__(f"{message}\nReceived: {received}\nDocumented: {documented}")
         self.message, self.received, self.documented = message, received, documented
-        self.reproducer = reproducer
-        self.notes = notes
+        self.steps: list[Step] = list(steps or [])
+
+    @property
+    def reproducer(self) -> list[dict[str, Any]]:
+        """The tool inputs, planted files included as ``create`` inputs where they are UTF-8."""
+        out: list[dict[str, Any]] = []
+        for step in self.steps:
+            if isinstance(step, Plant):
+                if step.text is not None:
+                    out.append({"command": "create", "path": step.path, "file_text": step.text})
+            else:
+                out.append(step)
+        return out
+
+    @property
+    def notes(self) -> list[str]:
+        """Planted files that no ``create`` can express (bytes that are not UTF-8)."""
+        notes, n = [], 0
+        for step in self.steps:
+            if isinstance(step, Plant) and step.text is None:
+                notes.append(f"before input {n + 1}, write {step.path} directly with the bytes "
+                             f"{step.data!r:.200}")
+            elif not isinstance(step, Plant) or step.text is not None:
+                n += 1
+        return notes
+
+
+@dataclass(frozen=True)
+class Plant:
+    """A file written behind the editor's back."""
+
+    path: str
+    data: bytes
+
+    @property
+    def text(self) -> str | None:
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+Step = Plant | dict[str, Any]
 
 
 @dataclass
 class _Trace:
-    """What the latest example sent; hypothesis replays the shrunk example last."""
+    """The steps of the running example (the failing one's travel in its exception)."""
 
-    inputs: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
 
 
 def _refused(r: ToolResult) -> bool:
@@ -64,6 +105,27 @@ def _read(path: str) -> bytes | None:
         return Path(path).read_bytes()
     except OSError:
         return None
+
+
+def _judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps: list[Step]
+           ) -> bool:
+    """Send one input and compare with the model (which follows); True when it succeeded."""
+    e = model.expect(tool_input)
+    steps.append(tool_input)
+    r = s.call(tool_input)
+    after = _read(e.path)
+    outcome = e.matching(_refused(r), after)
+    if outcome is None:
+        allowed = [("error" if o.error else "success", o.after) for o in e.outcomes]
+        raise ModelDisagreement(
+            f"{tool_input['command']} disagrees with the documented semantics",
+            f"{'error' if _refused(r) else 'success'} {r.text[:200]!r}; file now {after!r:.300}",
+            f"one of {allowed!r:.600}", steps)
+    limit = getattr(s, "max_characters", None)
+    if outcome.shows and not _refused(r) and not (limit and len(r.text) >= limit):
+        _expect_shown(r.text, outcome.shows, steps)
+    model.commit(e.path, outcome)
+    return not _refused(r)
 
 
 def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]:
@@ -80,35 +142,16 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
             self.dir = Path(s.workdir) / f"case-{next(counter)}"
             self.dir.mkdir(parents=True, exist_ok=True)
             self.model = EditorModel(s.tool_type)
-            trace.inputs, trace.notes = [], []
+            trace.steps = []
 
         # -- driving ----------------------------------------------------------------------
 
-        def send(self, tool_input: dict[str, Any]) -> ToolResult:
-            expectation = self.model.expect(tool_input)
-            trace.inputs.append(tool_input)
-            r = s.call(tool_input)
-            self.judge(tool_input, expectation, r)
-            if tool_input["command"] != "view" and not _refused(r) and expectation.path in \
-                    self.model.files:
+        def send(self, tool_input: dict[str, Any]) -> None:
+            ok = _judge(s, self.model, tool_input, trace.steps)
+            path = str(tool_input["path"])
+            if tool_input["command"] != "view" and ok and path in self.model.files:
                 # Every successful edit is followed by a view: what the editor shows must agree.
-                self.send({"command": "view", "path": expectation.path})
-            return r
-
-        def judge(self, tool_input: dict[str, Any], e: Expectation, r: ToolResult) -> None:
-            after = _read(e.path)
-            outcome = e.matching(_refused(r), after)
-            if outcome is None:
-                allowed = [("error" if o.error else "success", o.after) for o in e.outcomes]
-                raise ModelDisagreement(
-                    f"{tool_input['command']} disagrees with the documented semantics",
-                    f"{'error' if _refused(r) else 'success'} {r.text[:200]!r}; "
-                    f"file now {after!r:.300}", f"one of {allowed!r:.600}",
-                    list(trace.inputs), list(trace.notes))
-            limit = getattr(s, "max_characters", None)
-            if outcome.shows and not _refused(r) and not (limit and len(r.text) >= limit):
-                _expect_shown(r.text, outcome.shows, tool_input, trace)
-            self.model.commit(e.path, outcome)
+                self.send({"command": "view", "path": path})
 
         def fresh(self, name: str) -> str:
             path = self.dir / name
@@ -132,11 +175,7 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
             path = self.fresh(name)
             Path(path).write_bytes(data)
             self.model.plant(path, data)
-            try:
-                trace.inputs.append({"command": "create", "path": path,
-                                     "file_text": data.decode("utf-8")})
-            except UnicodeDecodeError:
-                trace.notes.append(f"planted {path} with bytes {data!r}")
+            trace.steps.append(Plant(path, data))
             return path
 
         @rule(target=paths, name=file_names(), text=edit_texts())
@@ -191,8 +230,7 @@ def _substrings(draw: st.DrawFn, text: str) -> str:
     return draw(st.text(st.sampled_from(list("abxyz \t\n")), min_size=1, max_size=6))
 
 
-def _expect_shown(text: str, shows: tuple[str, ...], tool_input: dict[str, Any],
-                  trace: _Trace) -> None:
+def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step]) -> None:
     """Each line must be a whole output line (after an optional number prefix), in order."""
     out = [x.rstrip("\r") for x in text.split("\n")]
     at = 0
@@ -206,13 +244,62 @@ def _expect_shown(text: str, shows: tuple[str, ...], tool_input: dict[str, Any],
         if found is None:
             raise ModelDisagreement(
                 f"view did not show the line {body!r} (in order)", repr(text[:300]),
-                f"the lines {list(shows)!r:.300}", list(trace.inputs), list(trace.notes))
+                f"the lines {list(shows)!r:.300}", steps)
         at = found + 1
+
+
+def replay(s: ToolSession, steps: list[Step], into: Path) -> ModelDisagreement | None:
+    """Run recorded steps again in a fresh directory ``into``; the disagreement, or None."""
+    into.mkdir(parents=True, exist_ok=True)
+    prefix = _common_dir(steps)
+    model = EditorModel(s.tool_type)
+    done: list[Step] = []
+
+    def moved(path: str) -> str:
+        return str(into / os.path.relpath(path, prefix)) if prefix else path
+
+    try:
+        for step in steps:
+            if isinstance(step, Plant):
+                plant = Plant(moved(step.path), step.data)
+                Path(plant.path).parent.mkdir(parents=True, exist_ok=True)
+                Path(plant.path).write_bytes(plant.data)
+                model.plant(plant.path, plant.data)
+                done.append(plant)
+            else:
+                _judge(s, model, {**step, "path": moved(str(step["path"]))}, done)
+    except ModelDisagreement as e:
+        return e
+    return None
+
+
+def _common_dir(steps: list[Step]) -> str:
+    paths = [st.path if isinstance(st, Plant) else str(st["path"]) for st in steps]
+    return os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
+
+
+def minimize(s: ToolSession, found: ModelDisagreement, *, budget: int = 60
+             ) -> ModelDisagreement:
+    """Drop steps one at a time (last first) while the disagreement persists, in fresh
+    directories; hypothesis' own shrinking does not always delete redundant steps."""
+    best = found
+    tries = itertools.count()
+    i = len(best.steps) - 2
+    while i >= 0 and next(tries) < budget:
+        candidate = best.steps[:i] + best.steps[i + 1:]
+        again = replay(s, candidate, Path(s.workdir) / f"minimize-{next(_DIRS)}")
+        if again is not None:
+            best = again
+        i = min(i - 1, len(best.steps) - 2)
+    return best
+
+
+_DIRS = itertools.count()
 
 
 def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = 12,
                      seed: int | None = 0) -> ModelDisagreement | None:
-    """Run the state machine against the session; the shrunk disagreement, or None."""
+    """Run the machine against the session; the shrunk, minimized disagreement, or None."""
     trace = _Trace()
     machine = editor_machine(s, trace)
     config = settings(max_examples=max_examples, stateful_step_count=steps, deadline=None,
@@ -222,6 +309,6 @@ def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = 12,
     try:
         run_state_machine_as_test(machine, settings=config)
     except ModelDisagreement as e:
-        return ModelDisagreement(e.message, e.received, e.documented, list(trace.inputs),
-                                 list(trace.notes))
+        # Hypothesis re-raises the error of its final replay of the shrunk example.
+        return minimize(s, e)
     return None

@@ -46,3 +46,22 @@ def test_broken_editor_disagrees_with_a_replayable_reproducer(name: str, tmp_pat
 def _bytes(path: str) -> bytes | None:
     p = Path(path)
     return p.read_bytes() if p.is_file() else None
+
+
+def test_minimized_reproducer_is_short_and_replays(tmp_path: Path) -> None:
+    from conformance.stateful import replay
+
+    cls = by_name("StaleViewCache").cls
+    s = make_session(lambda w, timeout=None: cls(w, tool_type="text_editor_20250429"),
+                     "text_editor_20250429", tmp_path)
+    found = run_editor_model(s, max_examples=40)
+    assert found is not None
+    # create, view (cached), an edit, the view that shows the stale text.
+    assert [x["command"] for x in found.reproducer][-1] == "view"
+    assert len(found.reproducer) <= 4
+    fresh = make_session(lambda w, timeout=None: cls(w, tool_type="text_editor_20250429"),
+                         "text_editor_20250429", tmp_path)
+    assert replay(fresh, found.steps, tmp_path / "again") is not None
+    reference = make_session(lambda w, timeout=None: TextEditor(w, tool_type="text_editor_20250429"),
+                             "text_editor_20250429", tmp_path)
+    assert replay(reference, found.steps, tmp_path / "reference") is None

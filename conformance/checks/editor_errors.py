@@ -129,8 +129,11 @@ def invalid_input(s: ToolSession) -> None:
     for what, tool_input in _invalid_inputs(s, path):
         r = s.call(tool_input)
         expect_refused(s, r, what, "an error result naming the problem")
-        if read(path) != THREE or read(p(s, "nothing.txt")) is not None:
-            fail(s, f"{what} changed the working directory", received=read(path), documented=THREE)
+        if read(path) != THREE:
+            fail(s, f"{what} changed f.txt", received=read(path), documented=THREE)
+        if read(p(s, "nothing.txt")) is not None:
+            fail(s, f"{what} created nothing.txt", received=read(p(s, "nothing.txt")),
+                 documented="no file")
 
 
 @check("editor.errors.returned_not_raised", family=FAMILY, severity=Severity.SHOULD,
