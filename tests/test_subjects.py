@@ -221,6 +221,15 @@ def test_command_protocol_violations_are_faults(open_subject, answer: str, fault
     assert s.faults and fault in s.faults[0]
 
 
+def test_relative_file_paths_in_a_plain_command_are_made_absolute(monkeypatch) -> None:
+    monkeypatch.chdir(HERE)
+    assert command_subject("node subjects/bash_tool.mjs --x", family="bash").spec == (
+        f"node {HERE}/subjects/bash_tool.mjs --x")
+    for left_alone in ("node subjects/bash_tool.mjs | cat", "node subjects/absent.mjs",
+                       'node "subjects/bash_tool.mjs"'):
+        assert command_subject(left_alone, family="bash").spec == left_alone
+
+
 def test_bad_commands_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="empty"):
         command_subject("   ", family="bash")

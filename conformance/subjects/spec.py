@@ -183,8 +183,21 @@ def command_subject(command: str, *, family: str, tool_type: str | None = None,
     if not words:
         raise UsageError("the subject command is empty; give the command that starts your tool, "
                          "e.g. --bash-cmd 'node my_bash.js'")
-    return Subject(name or f"cmd:{Path(words[0]).name}", family, tool_type, command, "command",
-                   dict(options or {}))
+    return Subject(name or f"cmd:{Path(words[0]).name}", family, tool_type,
+                   _absolute_paths(command, words), "command", dict(options or {}))
+
+
+_SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~'\"")
+
+
+def _absolute_paths(command: str, words: list[str]) -> str:
+    """The command runs in the case's directory: make relative paths to existing files absolute
+    (only for a plain list of words; a command with shell syntax is left as written)."""
+    if _SHELL_SYNTAX & set(command):
+        return command
+    fixed = [str(Path(w).resolve()) if not w.startswith("-") and "/" in w and Path(w).is_file()
+             else w for w in words]
+    return command if fixed == words else shlex.join(fixed)
 
 
 def subject_from_option(value: str, *, family: str, tool_type: str | None = None,
