@@ -185,7 +185,10 @@ MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcom
 
 
 def _clip(value: Any, limit: int = 400) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """JSON, readable: non-ASCII text kept, invisible characters escaped, long values cut."""
+    text = "".join(
+        c if c.isprintable() or c == " " else json.dumps(c)[1:-1] if ord(c) < 0x10000
+        else c for c in json.dumps(value, ensure_ascii=False, default=repr))
     return text if len(text) <= limit else text[:limit] + f"… [{len(text)} chars]"
 
 
