@@ -184,7 +184,7 @@ class _PlainResults:
 MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR"}
 
 
-def _clip(value: Any, limit: int = 400) -> str:
+def readable(value: Any, limit: int = 400) -> str:
     """JSON, readable: non-ASCII text kept, invisible characters escaped, long values cut."""
     text = "".join(
         c if c.isprintable() or c == " " else json.dumps(c)[1:-1] if ord(c) < 0x10000
@@ -203,13 +203,13 @@ def print_summary(summary: Any, out: TextIO) -> None:
         print(f"      {r.message}", file=out)
         if r.outcome in (Outcome.FAIL, Outcome.ERROR):
             if r.received is not None:
-                print(f"      received:   {_clip(r.received)}", file=out)
+                print(f"      received:   {readable(r.received)}", file=out)
             if r.documented is not None:
-                print(f"      documented: {_clip(r.documented)}", file=out)
+                print(f"      documented: {readable(r.documented)}", file=out)
             if r.reproducer:
                 print("      reproducer (tool inputs, in order):", file=out)
                 for inp in r.reproducer[:12]:
-                    print(f"        {_clip(inp, 200)}", file=out)
+                    print(f"        {readable(inp, 200)}", file=out)
     print(file=out)
     for s in summary.plan.subjects:
         mine = [r for r in summary.results if r.subject == s.name]

@@ -8,7 +8,6 @@ error) fails the item, SHOULD/INFO failures are xfail unless ``--tooluse-strict`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -114,17 +113,19 @@ class ConformanceItem(pytest.Item):
 
 
 def describe(check: Check, r: CheckResult) -> str:
+    from conformance.cli.run import readable
+
     kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
              f"  requirement: {check.statement}", f"  source: {check.source}",
              f"  {r.message}"]
     if r.received is not None:
-        lines.append(f"  received:   {json.dumps(r.received, ensure_ascii=False)[:2000]}")
+        lines.append(f"  received:   {readable(r.received, 2000)}")
     if r.documented is not None:
-        lines.append(f"  documented: {json.dumps(r.documented, ensure_ascii=False)[:2000]}")
+        lines.append(f"  documented: {readable(r.documented, 2000)}")
     if r.reproducer:
         lines.append("  reproducer (tool inputs, in order):")
-        lines += [f"    {json.dumps(i, ensure_ascii=False)[:500]}" for i in r.reproducer[:20]]
+        lines += [f"    {readable(i, 500)}" for i in r.reproducer[:20]]
     return "\n".join(lines)
 
 
