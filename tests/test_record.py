@@ -254,3 +254,29 @@ def test_downloaded_files_are_kept_and_served_on_replay(tmp_path: Path) -> None:
     replayed = FilesAPI.from_cassettes([load(path)]).files["file_011Chart"]
     assert (replayed.content, replayed.filename, replayed.mime_type) == (png, "chart.png", "image/png")
     assert replayed.downloadable
+
+
+# --- property: whatever the JSON, redaction leaves nothing the scanner finds ------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SECRETS = st.sampled_from([API_KEY, BODY_SECRET, "Bearer abcdefghijklmnop", ENV_SECRET])
+_KEYS = st.sampled_from(["text", "headers", "query", "body", "x-api-key", "authorization", "key",
+                         "token", "api_key", "password", "signature", "input", "content"])
+_TEXT = st.one_of(st.text(max_size=20), _SECRETS, st.builds(lambda a, s, b: a + s + b,
+                                                            st.text(max_size=5), _SECRETS,
+                                                            st.text(max_size=5)))
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), _TEXT),
+                     lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                             st.dictionaries(_KEYS, inner, max_size=4)),
+                     max_leaves=20)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_JSON)
+def test_redaction_leaves_nothing_to_find(obj: Any) -> None:
+    scanner = SecretScanner(literals={ENV_SECRET: "TEST_ENV"}, use_environment=False)
+    clean = scanner.redact(obj)
+    assert scanner.find(clean) == []
+    assert not any(s in json.dumps(clean) for s in (API_KEY, BODY_SECRET, ENV_SECRET))
