@@ -18,6 +18,9 @@ AGENT_REFERENCES: dict[str, tuple[str, str]] = {
     "sdk-tool-runner": ("loop", "conformance.reference.loop:sdk_tool_runner"),
 }
 
+#: What ``--all-reference`` adds: the SDK's EnvironmentWorker and the documented loop.
+ALL_REFERENCE = ("reference-worker", "reference-loop")
+
 
 def add_agent_options(group: Any) -> None:
     group.add_argument("--worker", action="append", default=[], metavar="SPEC",
@@ -37,6 +40,9 @@ def agent_subjects(args: argparse.Namespace) -> list[Any]:
     from conformance.workers.subject import worker_command_subject, worker_subject
 
     subjects: list[Any] = []
+    if getattr(args, "all_reference", False):
+        subjects += [_named(name, family) for name, (family, _) in AGENT_REFERENCES.items()
+                     if name in ALL_REFERENCE]
     for spec in getattr(args, "worker", None) or []:
         subjects.append(_named(spec, "worker") or worker_subject(spec))
     for cmd in getattr(args, "worker_cmd", None) or []:
