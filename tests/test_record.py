@@ -13,6 +13,8 @@ from typing import Any
 import anthropic
 import pytest
 import sim_cassettes as sc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.cassette import load_cassette
 from simulator.http import SimRequest, SimResponse
@@ -257,9 +259,6 @@ def test_downloaded_files_are_kept_and_served_on_replay(tmp_path: Path) -> None:
 
 
 # --- property: whatever the JSON, redaction leaves nothing the scanner finds ------------------------
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _SECRETS = st.sampled_from([API_KEY, BODY_SECRET, "Bearer abcdefghijklmnop", ENV_SECRET])
 _KEYS = st.sampled_from(["text", "headers", "query", "body", "x-api-key", "authorization", "key",
