@@ -167,3 +167,14 @@ def test_a_stalled_stream_drops_after_the_stall(lib: Any) -> None:
         with c.stream("POST", "https://x/v1/messages") as r:
             r.read()
     assert stalled == [True]
+
+
+def test_the_public_surface_is_importable_and_sorted() -> None:
+    import simulator
+    from simulator import transports
+
+    assert all(hasattr(transports, name) for name in transports.__all__)
+    constants = [n for n in transports.__all__ if n.isupper()]
+    rest = [n for n in transports.__all__ if not n.isupper()]
+    assert transports.__all__ == constants + sorted(rest, key=lambda n: (n[0].islower(), n))
+    assert callable(simulator.mock)
