@@ -300,3 +300,25 @@ def test_hostile_bodies_get_api_shaped_4xx(sim: ManagedAgentsSimulator, body: by
                           {"anthropic-beta": "managed-agents-2026-04-01"}, {}, body))
     assert 400 <= resp.status < 500
     assert json.loads(resp.body_bytes())["type"] == "error"
+
+
+def test_a_long_poll_returns_work_queued_while_it_waits() -> None:
+    import threading
+
+    sim = ManagedAgentsSimulator()
+    env = sim.create_environment()
+    agent = sim.create_agent([ORDER_TOOL])
+    threading.Timer(0.05, lambda: sim.create_session(TWO_THEN_ONE, agent=agent,
+                                                     environment_id=env.id)).start()
+    status, item = raw(sim, "GET", f"/v1/environments/{env.id}/work/poll",
+                       query={"block_ms": "999"}, token=env.key)
+    assert status == 200 and item is not None and item["state"] == "queued"
+
+
+def test_without_long_polls_an_empty_poll_asks_the_transport_to_wait() -> None:
+    sim = ManagedAgentsSimulator(long_poll=False)
+    env = sim.create_environment()
+    resp = sim(SimRequest("GET", f"/v1/environments/{env.id}/work/poll",
+                          {"anthropic-beta": "managed-agents-2026-04-01",
+                           "authorization": f"Bearer {env.key}"}, {"block_ms": "250"}))
+    assert resp.status == 200 and resp.body_bytes() == b"null" and resp.delay == 0.25

@@ -143,3 +143,70 @@ def test_environment_worker_through_the_http_server(tmp_path: Path) -> None:
     finally:
         sim.close_streams()
         stop()
+
+
+def test_environment_worker_against_tooluse_serve(tmp_path: Path) -> None:
+    """End to end: ``tooluse serve`` in its own process, a session scripted from a corpus cassette
+    chosen over HTTP, the SDK's EnvironmentWorker serving it."""
+    import os
+    import subprocess
+    import sys
+
+    import anthropic
+
+    from simulator.cassette import default_fixtures_root
+
+    cassette = default_fixtures_root() / "managed_agents" / "custom" / "one_tool_use.json"
+    if not cassette.exists():
+        import pytest
+
+        pytest.skip("the Managed Agents cassettes are not in the corpus")
+    serve = "import sys; from conformance.cli import main; sys.exit(main())"
+    proc = subprocess.Popen([sys.executable, "-c", serve, "serve", str(cassette), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().strip()
+        assert base.startswith("http://"), base
+        admin = anthropic.Anthropic(api_key="sk-test", base_url=base, max_retries=0)
+        env = admin.beta.environments.create(name="ci", config={"type": "self_hosted"},
+                                             metadata={"tooluse_environment_key": "envkey-e2e"})
+        agent = admin.beta.agents.create(name="a", model="claude-opus-5",
+                                         tools=[declaration("get_order_status")])
+        session = admin.beta.sessions.create(
+            agent=agent.id, environment_id=env.id,
+            metadata={"tooluse_scenario": "managed_agents/custom/one_tool_use"})
+        admin.beta.sessions.events.send(session.id, events=[
+            {"type": "user.message", "content": [{"type": "text", "text": "Where is it?"}]}])
+
+        def ended() -> bool:
+            events = list(admin.beta.sessions.events.list(session.id, limit=100))
+            return events[-1].type == "session.status_idle" and \
+                events[-1].stop_reason.type == "end_turn"  # type: ignore[union-attr]
+
+        async def main() -> bool:
+            client = AsyncAnthropic(auth_token="envkey-e2e", base_url=base, max_retries=0)
+            worker = EnvironmentWorker(client, environment_id=env.id, environment_key="envkey-e2e",
+                                       workdir=tmp_path, tools=[get_order_status],
+                                       memory_sync_interval=None)
+            task = asyncio.create_task(worker.run())
+            try:
+                for _ in range(200):
+                    if await asyncio.to_thread(ended):
+                        return True
+                    await asyncio.sleep(0.05)
+                return False
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                await client.close()
+
+        assert asyncio.run(main())
+        results = [e for e in admin.beta.sessions.events.list(session.id, limit=100)
+                   if e.type == "user.custom_tool_result"]
+        assert len(results) == 1 and results[0].is_error is False  # type: ignore[union-attr]
+        admin.beta.sessions.archive(session.id)
+    finally:
+        proc.terminate()
+        proc.wait(10)
