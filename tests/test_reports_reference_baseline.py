@@ -21,6 +21,7 @@ def test_committed_baseline_is_a_valid_results_file() -> None:
     assert doc["run"]["started_at"] == "<volatile>"  # normalised, so the file diffs cleanly
 
 
+@pytest.mark.slow  # the whole reference run (~30 s on two cores); `-m "not slow"` skips it
 def test_committed_baseline_equals_a_fresh_run() -> None:
     pytest.importorskip("conformance.runner", reason="the runner is not there yet")
     if not (BASELINE / "results.json").exists():
