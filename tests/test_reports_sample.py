@@ -230,3 +230,22 @@ def test_coverage_from_corpus_results_and_simulator_log(tmp_path: Path) -> None:
         assert "request.schema" in cov["rules"]["missing"]
     # the demo checks are not in the catalog: they show up as extra, not as exercised
     assert "editor.demo.view_line_numbers" in cov["checks"]["extra"]
+
+
+def test_coverage_counts_cassettes_the_loop_checks_replayed(tmp_path: Path) -> None:
+    scenarios = pytest.importorskip("conformance.loops.scenarios",
+                                    reason="the agent-loop scenarios are not there yet")
+    from conformance.reports.coverage import coverage_for
+    from conformance.reports.traffic import collect
+
+    scenario = scenarios.SCENARIOS[0]
+    r = _r("editor.demo.view_line_numbers", "reference-editor", Outcome.PASS)
+    r.check_id, r.family = scenario.id, "loop"
+    doc = sample_doc(tmp_path, results=[r])
+    expected = collect([scenario.load()])
+    cov = coverage_for(doc)
+    assert set(expected.stop_reasons) <= set(cov["stop_reasons"]["exercised"]) | set(
+        cov["stop_reasons"]["extra"])
+    assert expected.stop_reasons, "the scenario's cassette has responses"
+    skipped = dict(doc["results"][0], outcome="skip")
+    assert coverage_for(dict(doc, results=[skipped]))["stop_reasons"]["exercised"] == []

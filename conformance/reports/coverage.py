@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from simulator import registry
-from simulator.cassette import CassetteError
+from simulator.cassette import Cassette, CassetteError
 
-from .traffic import TrafficStats, collect_corpus
+from .traffic import TrafficStats, add_cassette, collect_corpus
 
 DIMENSIONS = ("tool_versions", "block_types", "error_codes", "stop_reasons", "rules", "checks")
 
@@ -83,7 +83,8 @@ def known_rule_ids() -> list[str] | None:
 def known_check_ids() -> list[str]:
     from conformance.catalog import CATALOG
 
-    with contextlib.suppress(ImportError):  # registers every check of the suite
+    # registers every check of the suite; a broken check module must not stop a report
+    with contextlib.suppress(Exception):
         importlib.import_module("conformance.checks")
 
     return sorted(CATALOG)
@@ -104,17 +105,40 @@ def _dimension(known: list[str] | None, exercised: Iterable[str]) -> dict[str, A
             "extra": [s for s in seen if s not in known]}
 
 
+def replayed_cassettes(results: Iterable[dict[str, Any]]) -> list[Cassette]:
+    """The cassettes the agent-loop checks that ran replayed (``conformance.loops`` scenarios)."""
+    try:
+        from conformance.loops.scenarios import BY_ID
+    except Exception:  # not installed, or broken: coverage then omits these cassettes
+        return []
+    out: list[Cassette] = []
+    seen: set[str] = set()
+    for r in results:
+        scenario = BY_ID.get(r["check_id"])
+        if scenario is None or scenario.cassette in seen:
+            continue
+        seen.add(scenario.cassette)
+        with contextlib.suppress(CassetteError):
+            out.append(scenario.load())
+    return out
+
+
 def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
                  stats: TrafficStats | None = None,
                  rules_fired: Iterable[str] = ()) -> dict[str, Any]:
-    """Coverage of the run in ``doc`` (a results document), optionally with the corpus it used."""
-    if stats is None and corpus is not None:
-        try:
-            stats = collect_corpus(corpus)
-        except CassetteError:
-            stats = None  # the report must still be written; the gap shows as missing entries
-    stats = stats or TrafficStats()
+    """Coverage of the run in ``doc`` (a results document): its subjects and results, the corpus
+    it replayed (``corpus``), the cassettes its agent-loop checks replayed, and the rules a
+    simulator reported enforcing (``rules_fired``)."""
     ran = [r for r in doc.get("results", []) if r["outcome"] != "skip"]
+    if stats is None:
+        stats = TrafficStats()
+        if corpus is not None:
+            try:
+                stats = collect_corpus(corpus)
+            except CassetteError:
+                pass  # the report must still be written; the gap shows as missing entries
+        for cassette in replayed_cassettes(ran):
+            add_cassette(stats, cassette)
     tool_versions = {s["tool_type"] for s in doc.get("subjects", []) if s.get("tool_type")}
     tool_versions |= {r["tool_type"] for r in ran if r.get("tool_type")}
     tool_versions |= set(stats.tool_types)
