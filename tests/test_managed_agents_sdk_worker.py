@@ -210,3 +210,43 @@ def test_environment_worker_against_tooluse_serve(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_environment_worker_under_simulator_mock(tmp_path: Path) -> None:
+    """An unmodified ``AsyncAnthropic()`` (no transport given) under ``simulator.mock``."""
+    import pytest
+
+    simulator = pytest.importorskip("simulator")
+    from simulator.cassette import default_fixtures_root
+    from simulator.managed_agents import PATH_PREFIXES
+
+    cassette = default_fixtures_root() / "managed_agents" / "custom" / "one_tool_use.json"
+    if not cassette.exists() or not hasattr(simulator, "mock"):
+        pytest.skip("simulator.mock or the Managed Agents cassettes are absent")
+    sim = ManagedAgentsSimulator()
+    env = sim.create_environment()
+    agent = sim.create_agent([declaration("get_order_status")])
+    session = sim.create_session(Scenario.of("one", [("get_order_status", {"order_id": "5"})]),
+                                 agent=agent, environment_id=env.id, start=True)
+
+    async def main() -> bool:
+        client = AsyncAnthropic(auth_token=env.key)
+        worker = EnvironmentWorker(client, environment_id=env.id, environment_key=env.key,
+                                   workdir=tmp_path, tools=[get_order_status],
+                                   memory_sync_interval=None)
+        task = asyncio.create_task(worker.run())
+        try:
+            for _ in range(300):
+                if sim.session(session.id).finished:
+                    return True
+                await asyncio.sleep(0.05)
+            return False
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    with simulator.mock(str(cassette), mounts=[(p, sim) for p in PATH_PREFIXES]):
+        assert asyncio.run(main())
+    (result,) = [r for rs in sim.session(session.id).results.values() for r in rs]
+    assert result["content"] == [{"type": "text", "text": "Order 5: shipped"}]
+    sim.close_streams()
