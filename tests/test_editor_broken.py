@@ -57,9 +57,11 @@ def test_broken_editors_under_the_real_runner() -> None:
     ids = sorted(c.id for c in CATALOG.values() if c.family == "editor" and c.id != MODEL_CHECK)
     summary = runner.run(subjects, checks=ids, timeout=10.0, jobs=4)
     failed: dict[str, set[str]] = {s.name: set() for s in subjects}
+    messages = {}
     for r in summary.results:
         assert r.outcome.value != "error", (r.subject, r.check_id, r.message)
         if r.outcome.value == "fail":
             failed[r.subject].add(r.check_id)
+            messages[(r.subject, r.check_id)] = (r.message[:200], str(r.received)[:200])
     expected = {b.name: {b.target} for b in BROKEN if b.name in UNDER_RUNNER}
-    assert failed == {**expected, "reference": set()}
+    assert failed == {**expected, "reference": set()}, messages

@@ -102,14 +102,16 @@ def view_range_out_of_range(s: ToolSession) -> None:
 
 @check("editor.view.directory_lists_entries", family=FAMILY, severity=Severity.MUST,
        applies_to=EDITOR_TYPES, source=SRC_VIEW,
-       statement="view of a directory lists its files and subdirectories.")
+       statement="view of a directory lists its files and subdirectories (at least the first "
+                 "level).")
 def view_directory(s: ToolSession) -> None:
     plant(s, "src/main.py", b"print(1)\n")
     plant(s, "src/pkg/util.py", b"x = 1\n")
     plant(s, "src/notes.md", b"# notes\n")
     r = s.call({"command": "view", "path": str(s.workdir / "src")})
     expect_success(s, r, "view of a directory")
-    missing = [n for n in ("main.py", "pkg", "util.py", "notes.md") if n not in r.text]
+    # Depth 2 (pkg/util.py) is what published editors list, but the docs only say "list".
+    missing = [n for n in ("main.py", "pkg", "notes.md") if n not in r.text]
     if missing:
         fail(s, f"the directory listing misses {missing}", received=r,
              documented="a listing of the directory's entries (seed 001 'view': 'mendaftar "

@@ -177,8 +177,15 @@ class EditorModel:
         text = next((tool_input[f] for f in fields if f in tool_input), None)
         if text is None or not isinstance(line, int) or not 0 <= line <= len(lines_of(cur)):
             return [Outcome(True, cur)]
-        return [Outcome(False, b, undo="push")
-                for b in sorted(insert_outcomes(cur, line, str(text).encode()))]
+        raw = str(text).encode()
+        results = insert_outcomes(cur, line, raw)
+        if b"\r\n" in cur:
+            # An editor may give the inserted lines the file's own CRLF endings.
+            crlf = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+            results |= insert_outcomes(cur, line, crlf)
+        outcomes = [Outcome(False, b, undo="push") for b in sorted(results)]
+        # Nothing to insert: refusing is conformant too.
+        return outcomes + [Outcome(True, cur)] if not raw else outcomes
 
     def commit(self, path: str, outcome: Outcome) -> None:
         """Move the model to ``outcome`` (one of the expectation's outcomes)."""
