@@ -156,3 +156,61 @@ class Deadline:
 def grace_for(timeout: float) -> float:
     """How long past the subject's own command timeout the harness waits for an answer."""
     return max(2.0, timeout * 0.5)
+
+
+def case_processes(env_markers: list[str], dirs: list[Path]) -> list[ProcInfo]:
+    """Processes that belong to a test case even after they left its process tree and group
+    (a double fork and ``setsid``): an environment entry from ``env_markers`` (inherited across
+    ``exec``), or a working directory under one of ``dirs``. Our own process is never included."""
+    found: list[ProcInfo] = []
+    if not processes_supported():
+        return found
+    wanted = [m.encode() for m in env_markers]
+    roots = [str(d) for d in dirs]
+    for info in process_table().values():
+        if info.pid == os.getpid():
+            continue
+        try:
+            environ = (PROC / str(info.pid) / "environ").read_bytes().split(b"\0")
+            cwd = os.readlink(PROC / str(info.pid) / "cwd")
+        except OSError:  # gone, or not ours
+            continue
+        if any(m in environ for m in wanted) or any(cwd == r or cwd.startswith(r + "/")
+                                                     for r in roots):
+            found.append(info)
+    return found
+
+
+#: Address space a subject process may take (``RLIMIT_AS``) unless ``TOOLUSE_MEMORY_LIMIT``
+#: (bytes; ``0``: no limit) or ``tooluse run --memory-limit`` says otherwise.
+DEFAULT_MEMORY_LIMIT = 2 * 1024**3
+
+
+def memory_limit() -> int | None:
+    """The subject memory limit in bytes (None: unlimited)."""
+    raw = os.environ.get("TOOLUSE_MEMORY_LIMIT", "")
+    try:
+        value = int(raw) if raw else DEFAULT_MEMORY_LIMIT
+    except ValueError:
+        value = DEFAULT_MEMORY_LIMIT
+    return value if value > 0 else None
+
+
+def limit_memory() -> None:
+    """Apply :func:`memory_limit` to this process (and so to what it starts)."""
+    limit = memory_limit()
+    if limit is None:
+        return
+    try:
+        import resource
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, OSError, ValueError):  # not on this platform
+        pass
+
+
+def proc_info(pid: int) -> ProcInfo | None:
+    """The process ``pid`` as it is now (None when gone or unreadable)."""
+    return _read_stat(pid)

@@ -35,7 +35,7 @@ from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Seve
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword
-from conformance.subjects.process import SubjectStartError
+from conformance.subjects.process import SubjectStartError, allow_subjects, stop_all_subjects
 
 #: The command timeout given to subjects unless the run says otherwise (seconds).
 DEFAULT_TIMEOUT = 3.0
@@ -226,20 +226,31 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv)
     hooks = list(listeners)
     lock = threading.Lock()
+    # Interrupted (Ctrl-C, SIGTERM): subjects killed at once, cases cut short not reported.
+    stopping = threading.Event()
+    allow_subjects()
+    # Every case's directories under one run directory, removed at the end: what a subject
+    # writes next to its working directory (``../x``) stays inside it.
+    own_root = tmp_root is None
+    root = Path(tempfile.mkdtemp(prefix="tooluse-run-")) if tmp_root is None else tmp_root
     _emit(hooks, "on_run_started", plan.info)
     started = time.monotonic()
     results: list[CheckResult] = []
 
     def one(case: Case) -> None:
+        if stopping.is_set():
+            return
         with lock:
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
         try:
-            r = run_case(case.subject, case.check, timeout=timeout, tmp_root=tmp_root)
+            r = run_case(case.subject, case.check, timeout=timeout, tmp_root=root)
         except Exception as e:  # never lose the run over one case
             r = CheckResult(case.check.id, case.subject.name, case.subject.tool_type,
                             case.check.family, case.check.severity.value, Outcome.ERROR,
                             message=f"harness error: {type(e).__name__}: {e}")
         with lock:
+            if stopping.is_set():
+                return
             results.append(r)
             _emit(hooks, "on_check_finished", r)
 
@@ -254,12 +265,16 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 for f in futures:
                     f.result()
             except BaseException:
+                stopping.set()
                 for f in futures:
                     f.cancel()
+                stop_all_subjects()
                 raise
         complete = True
     finally:
         forkserver.shutdown()
+        if own_root:
+            shutil.rmtree(root, ignore_errors=True)
         _emit(hooks, "on_run_finished", complete=complete)
     order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))

@@ -1,14 +1,17 @@
 """``tooluse run``: the conformance suite against bash and text editor subjects.
 
 Exit 0 when every MUST check passes (``--strict``: every SHOULD too), 1 otherwise, 2 on usage
-errors. With ``--out DIR`` the run writes ``results.json`` (kept valid while the run goes), JUnit,
-Markdown and HTML reports there.
+errors, 130 when interrupted by SIGINT (Ctrl-C) and 143 by SIGTERM (subjects stopped, results.json
+left valid with ``"complete": false``). With ``--out DIR`` the run writes ``results.json`` (kept
+valid while the run goes), JUnit, Markdown and HTML reports there.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +59,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="the command timeout given to subjects, in seconds (default 3)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="cases run at once (default: 4 per CPU, 4 to 16)")
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="address space each subject process may take, e.g. 512M, 4G; 0 for no "
+                        "limit (default 2G; a subject past it gets MemoryError / ENOMEM)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="write results.json and the reports into DIR")
     p.add_argument("--expected-failures", type=Path, default=None, metavar="FILE",
@@ -126,9 +132,24 @@ def run(args: argparse.Namespace) -> int:
         listeners.append(reports)
     if args.json:
         listeners.append(lambda r: print(json.dumps(r.to_json()), flush=True))
-    summary = runner.run(subjects, checks=args.checks or None,
-                         timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
-                         jobs=args.jobs, listeners=listeners, argv=sys.argv[1:])
+    if args.memory_limit is not None:
+        os.environ["TOOLUSE_MEMORY_LIMIT"] = str(parse_size(args.memory_limit))
+    previous = _stop_on_sigterm()
+    try:
+        summary = runner.run(subjects, checks=args.checks or None,
+                             timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
+                             jobs=args.jobs, listeners=listeners, argv=sys.argv[1:])
+    except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
+        code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,
+                                                                                    "SIGINT")
+        where = "" if reports is None else (f"; partial results (\"complete\": false) in "
+                                            f"{reports.paths['results']}")
+        print(f"tooluse run: interrupted by {name}; the subjects were stopped{where}",
+              file=sys.stderr, flush=True)
+        return code
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if not args.json:
         print_summary(summary, sys.stdout)
     if reports is not None:
@@ -139,6 +160,41 @@ def run(args: argparse.Namespace) -> int:
                 print("\n".join(verdict.lines()))
             return int(reports.exit_code)
     return summary.exit_code
+
+
+#: Exit codes of an interrupted run (128 + the signal number, as shells report them).
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so the same cleanup runs."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+def _stop_on_sigterm() -> Any:
+    """Make SIGTERM stop the run like Ctrl-C (main thread only); returns the previous handler."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread (e.g. called from a test's worker thread)
+        return None
+
+
+def parse_size(text: str) -> int:
+    """``512M``, ``4G``, ``1048576``, ``0`` → bytes (raises UsageError)."""
+    units = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    number, unit = (t[:-1], t[-1]) if t and t[-1] in units else (t, "")
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise UsageError(f"--memory-limit {text!r}: give a size such as 512M or 4G, or 0 for no "
+                         "limit")
+    return int(value * units[unit])
 
 
 def _reports_listener(args: argparse.Namespace) -> Any:

@@ -26,7 +26,14 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any, cast
 
-from conformance.isolation import alive, kill_group, processes_supported
+from conformance.isolation import (
+    alive,
+    descendants,
+    kill_group,
+    kill_pids,
+    processes_supported,
+    still_alive,
+)
 
 
 def available() -> bool:
@@ -65,6 +72,9 @@ class ForkedProcess:
 class ForkServer:
     def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float) -> None:
         self.lock = threading.Lock()
+        #: Every subject pid forked so far (what is below the server and not in here is an
+        #: orphan a subject left: the server is a subreaper).
+        self.spawned: set[int] = set()
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
             [*argv, "--fork-server", str(theirs.fileno())], pass_fds=(theirs.fileno(),),
@@ -108,6 +118,7 @@ class ForkServer:
                 msg = json.dumps({"op": "fork", "workdir": workdir, "env": dict(env)}).encode()
                 socket.send_fds(self.sock, [msg + b"\n"], [r0, w1, w2])
                 reply = self._recv()
+                self.spawned.add(int(reply["pid"]))
         except (OSError, ValueError) as e:
             for fd in (w0, r1, r2):
                 os.close(fd)
@@ -127,6 +138,8 @@ class ForkServer:
             return None
 
     def close(self) -> None:
+        # The server is a subreaper: daemons its subjects left behind are below it now.
+        leftovers = descendants(self.proc.pid) if processes_supported() else []
         try:
             self.sock.close()
         except OSError:
@@ -136,6 +149,7 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             kill_group(self.proc.pid)
             self.proc.wait()
+        kill_pids([p.pid for p in still_alive(leftovers)])
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 

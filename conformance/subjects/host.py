@@ -159,6 +159,9 @@ def _describe(e: BaseException) -> str:
 
 
 def main() -> int:
+    from conformance.isolation import limit_memory
+
+    limit_memory()  # RLIMIT_AS: a handler that takes all the memory it can gets a MemoryError
     # Private copies of the protocol pipes; fd 0 -> /dev/null, fd 1 -> stderr.
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -206,6 +209,7 @@ def _fork_server(fd: int) -> int:
     from conformance.subjects import forkserver
 
     _extend_sys_path()
+    _become_subreaper()
     sock_out = os.fdopen(os.dup(fd), "wb")
     try:
         load_attr(os.environ["TOOLUSE_SPEC"])
@@ -215,6 +219,17 @@ def _fork_server(fd: int) -> int:
     Host(sock_out).send({"ready": True})
     sock_out.close()
     return forkserver.serve(fd, main)
+
+
+def _become_subreaper() -> None:
+    """Orphans of the forked subjects (double-fork daemons) are re-parented to this server rather
+    than to init, so the harness still finds and stops them when it closes the server."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):  # not Linux
+        pass
 
 
 def _extend_sys_path() -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections import deque
@@ -24,11 +26,14 @@ from typing import Any
 from conformance.isolation import (
     Deadline,
     ProcInfo,
+    case_processes,
     descendants,
     grace_for,
     group_members,
     kill_group,
     kill_pids,
+    memory_limit,
+    proc_info,
     process_table,
     processes_supported,
     still_alive,
@@ -43,6 +48,28 @@ _EOF = object()
 
 class SubjectStartError(Exception):
     """The subject could not be started (its factory raised, or the command died at once)."""
+
+
+_live: set[ProcessSession] = set()
+_live_lock = threading.Lock()
+_stopping = False
+
+
+def stop_all_subjects() -> None:
+    """An interrupted run: kill every running subject now and refuse to start new ones (until
+    :func:`allow_subjects`). The sessions' own ``close()`` still sweeps what they leaked."""
+    global _stopping
+    with _live_lock:
+        _stopping = True
+        sessions = list(_live)
+    for s in sessions:
+        s._kill_group()  # only while the group id is still that subject's
+
+
+def allow_subjects() -> None:
+    global _stopping
+    with _live_lock:
+        _stopping = False
 
 
 class ProcessSession:
@@ -74,6 +101,21 @@ class ProcessSession:
         case_env = dict(env or {})
         case_env["TOOLUSE_WORKDIR"] = str(workdir)
         case_env["TOOLUSE_TIMEOUT"] = f"{timeout:g}"
+        # A HOME and TMPDIR of its own, next to the working directory and removed at close:
+        # writes to ~ or $TMPDIR never reach the user's files (TOOLUSE_SANDBOX_HOME=0: keep them).
+        self._sandbox: Path | None = None
+        self._home: Path | None = None
+        if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
+            self._sandbox = Path(tempfile.mkdtemp(prefix="tooluse-home-", dir=workdir.parent))
+            self._home = self._sandbox / "home"
+            (self._sandbox / "tmp").mkdir()
+            self._home.mkdir()
+            case_env.update(HOME=str(self._home), TMPDIR=str(self._sandbox / "tmp"))
+        self._wrote_home = False
+        limit = memory_limit()
+        if limit is not None and fork_server is None:  # a forked host limits itself
+            argv = ["/bin/sh", "-c", f'ulimit -v {limit // 1024} 2>/dev/null; exec "$@"', "sh",
+                    *argv]
         self.proc: Any
         try:
             if fork_server is not None:
@@ -86,6 +128,23 @@ class ProcessSession:
         except (OSError, ForkServerError) as e:
             raise SubjectStartError(f"cannot start {label}: {e}") from e
         self.pgid = self.proc.pid
+        leader = proc_info(self.proc.pid)
+        self._leader_start = leader.start if leader is not None else None
+        self._fork_server = fork_server
+        started = proc_info(self.proc.pid) if fork_server is not None else None
+        self._start_ticks = started.start if started is not None else None
+        self._pipes = {f"pipe:[{os.fstat(f.fileno()).st_ino}]"
+                       for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr)
+                       if f is not None}
+        with _live_lock:
+            stopping = _stopping
+            if not stopping:
+                _live.add(self)
+        if stopping:
+            self._kill()
+            if self._sandbox is not None:
+                shutil.rmtree(self._sandbox, ignore_errors=True)
+            raise SubjectStartError("the run is stopping (interrupted)")
         self._lines: queue.Queue[Any] = queue.Queue()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True).start()
@@ -190,7 +249,20 @@ class ProcessSession:
             return self._fault(f"answer longer than {MAX_LINE} bytes; the subject was stopped")
         result = self._parse(line)
         result.elapsed = elapsed
+        self._check_home()
         return result
+
+    def _check_home(self) -> None:
+        if self._wrote_home or self._home is None:
+            return
+        try:
+            written = sorted(p.name for p in self._home.iterdir())
+        except OSError:
+            return
+        if written:
+            self._wrote_home = True
+            self.faults.append(f"{self.label} wrote outside its working directory, into $HOME: "
+                               f"{', '.join(written[:5])} (HOME is a throwaway directory here)")
 
     def _parse(self, line: bytes) -> ToolResult:
         try:
@@ -217,11 +289,23 @@ class ProcessSession:
 
     # --- teardown ---------------------------------------------------------------------------
 
+    def _group_is_ours(self) -> bool:
+        """Is the group id still this subject's? Only while its leader is not reaped: a reaped
+        pid is soon reused (pid_max may be 32768), and killpg would then hit another case."""
+        if isinstance(self.proc, subprocess.Popen):
+            return self.proc.returncode is None
+        now = proc_info(self.proc.pid)  # a zombie still has its /proc entry
+        return now is not None and now.start == self._leader_start
+
+    def _kill_group(self) -> None:
+        if self._group_is_ours():
+            kill_group(self.pgid)
+
     def _kill(self) -> None:
         """Stop the subject now: its group and everything below it (in any group or session)."""
         below = descendants(self.proc.pid) if processes_supported() else []
-        kill_group(self.pgid)
-        kill_pids([p.pid for p in below])
+        self._kill_group()
+        kill_pids([p.pid for p in still_alive(below)])
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable
@@ -236,6 +320,8 @@ class ProcessSession:
         if processes_supported():
             table = process_table()
             tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
+            # Daemons (double fork + setsid) left the tree and the group: found by environment.
+            tracked += case_processes(self._markers(), [])
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -247,7 +333,7 @@ class ProcessSession:
             except subprocess.TimeoutExpired:
                 self.faults.append(f"{self.label} did not exit within {grace:g}s of closing "
                                    "its input; it was killed")
-        kill_group(self.pgid)
+        self._kill_group()  # the rest of the group was in ``tracked``
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover
@@ -255,15 +341,55 @@ class ProcessSession:
         if processes_supported():
             # Everything below the subject or in its group before it closed, still running now.
             seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
+            seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs()))
+            seen.update((p.pid, p) for p in self._orphans())
+            seen.pop(self.proc.pid, None)
             self.leaked = still_alive(list(seen.values()), wait=0.3)
-            kill_pids([p.pid for p in self.leaked])
+            kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
         _close_quietly(self.proc.stdin)
+        if self._sandbox is not None:
+            shutil.rmtree(self._sandbox, ignore_errors=True)
+        with _live_lock:
+            _live.discard(self)
+
+    def _orphans(self) -> list[ProcInfo]:
+        """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they
+        are its children now (started since this subject, not a subject); this subject's are
+        those holding one of its pipes. One that closed every descriptor is stopped with the
+        fork server at the end of the run."""
+        server = self._fork_server
+        if server is None or self._start_ticks is None:
+            return []
+        with server.lock:  # no subject is forked while the table is read
+            orphans = [p for p in process_table().values() if p.ppid == server.proc.pid
+                       and p.pid not in server.spawned and p.start >= self._start_ticks]
+        return [p for p in orphans if self._pipes & _open_pipes(p.pid)]
+
+    def _markers(self) -> list[str]:
+        return [f"TOOLUSE_WORKDIR={self.workdir}"] + ([f"HOME={self._home}"] if self._home else [])
+
+    def _dirs(self) -> list[Path]:
+        return [self.workdir] + ([self._sandbox] if self._sandbox is not None else [])
 
     def __enter__(self) -> ProcessSession:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_pipes(pid: int) -> set[str]:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return set()
+    links = set()
+    for fd in fds:
+        try:
+            links.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            pass
+    return links
 
 
 def _close_quietly(pipe: Any) -> None:

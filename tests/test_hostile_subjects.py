@@ -1,0 +1,155 @@
+"""Issue 9: hostile subjects through ``tooluse run`` (a real subprocess, as a user runs it).
+
+Subjects that hang, crash, call ``os._exit``, print without end, leave daemons (double fork and
+``setsid``, exec'd or not), write outside their working directory or take all the memory they can
+are each reported under a failing check; the run finishes, no process of the run survives (checked
+in ``/proc``), and the user's files outside the working directory are untouched (subjects get a
+throwaway HOME and TMPDIR; canary files in the real ones are compared byte for byte).
+
+Single-subject behaviour (deadlines, group kills, leak detection of a plain child) is covered in
+``tests/test_isolation.py``; this file adds what needs the whole run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import TOOLUSE
+
+from conformance.isolation import PROC, processes_supported
+
+HOSTILE = Path(__file__).resolve().parent / "hostile" / "subjects.py"
+pytestmark = pytest.mark.skipif(not processes_supported(), reason="needs /proc (Linux)")
+CHECKS = ["bash.session.cwd_persists", "bash.session.no_processes_left_after_close"]
+
+
+
+
+def survivors(marker: str) -> list[tuple[int, str]]:
+    found = []
+    needle = marker.encode()
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle not in (entry / "environ").read_bytes():
+                continue
+            stat = (entry / "stat").read_text()
+            if stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X"):
+                continue
+            found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+                          .decode(errors="replace")))
+        except OSError:
+            continue
+    return found
+
+
+def wait_no_survivors(marker: str, timeout: float = 5.0) -> list[tuple[int, str]]:
+    end = time.monotonic() + timeout
+    while (left := survivors(marker)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("hostile")
+    home, tmp, out = base / "real-home", base / "real-tmp", base / "out"
+    for d in (home, tmp):
+        d.mkdir()
+        (d / "canary").write_bytes(b"the user's file\n")
+    marker = f"TOOLUSE_TEST_RUN={uuid.uuid4().hex}"
+    mark = base / "marks.txt"
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "TOOLUSE_TEST_MARK": str(mark),
+           marker.split("=")[0]: marker.split("=")[1]}
+    names = ["slow", "daemon_exec", "daemon_fork", "writes_outside", "hogs_memory",
+             "prints_forever", "exits_hard", "crashes"]
+    argv = [*TOOLUSE, "run", "--timeout", "1",
+            "--memory-limit", "256M", "--out", str(out), "--bash", "reference-bash"]
+    for n in names:
+        argv += ["--bash", f"{HOSTILE}:{n}"]
+    for c in CHECKS:
+        argv += ["--check", c]
+    started = time.monotonic()
+    proc = subprocess.run(argv, env=env, capture_output=True, timeout=180, cwd=base)
+    return {"proc": proc, "home": home, "tmp": tmp, "out": out, "marker": marker,
+            "mark": mark, "seconds": time.monotonic() - started,
+            "results": {(r["subject"], r["check_id"]): r for r in
+                        json.loads((out / "results.json").read_text())["results"]}}
+
+
+def result(run: dict[str, Any], subject: str, check: str) -> dict[str, Any]:
+    return run["results"][(f"subjects.py:{subject}", check)]
+
+
+def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
+    proc = hostile_run["proc"]
+    assert proc.returncode == 1, proc.stderr.decode()[-2000:]
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-2000:]
+    doc = json.loads((hostile_run["out"] / "results.json").read_text())
+    assert doc["run"]["complete"] is True
+    assert len(hostile_run["results"]) == 9 * len(CHECKS)
+    for check in CHECKS:
+        assert hostile_run["results"][("reference-bash", check)]["outcome"] == "pass"
+
+
+@pytest.mark.parametrize("subject,words", [
+    ("prints_forever", "no answer within"),
+    ("exits_hard", "exited while answering (status 3)"),
+    ("crashes", "exited while answering (status -11)"),
+    ("hogs_memory", "MemoryError"),
+    ("writes_outside", "wrote outside its working directory"),
+])
+def test_each_hostile_subject_fails_the_check_it_runs(hostile_run: dict[str, Any], subject: str,
+                                                      words: str) -> None:
+    r = result(hostile_run, subject, "bash.session.cwd_persists")
+    assert r["outcome"] == "fail", r
+    text = json.dumps(r)
+    assert words in text, text[:1500]
+
+
+@pytest.mark.parametrize("subject", ["daemon_exec", "daemon_fork"])
+def test_daemons_are_reported_as_leaked_processes(hostile_run: dict[str, Any], subject: str) -> None:
+    r = result(hostile_run, subject, "bash.session.no_processes_left_after_close")
+    assert r["outcome"] == "fail", r
+    assert "still running after close" in r["message"]
+    # The daemon does its work fine otherwise: the other check passes.
+    assert result(hostile_run, subject, "bash.session.cwd_persists")["outcome"] == "pass"
+
+
+def test_a_slow_subject_passes(hostile_run: dict[str, Any]) -> None:
+    for check in CHECKS:
+        assert result(hostile_run, "slow", check)["outcome"] == "pass"
+
+
+def test_nothing_of_the_run_is_left_running(hostile_run: dict[str, Any]) -> None:
+    left = wait_no_survivors(hostile_run["marker"])
+    assert left == [], left
+    daemons = [int(line.split()[1]) for line in hostile_run["mark"].read_text().splitlines()
+               if line.startswith("daemon ")]
+    assert len(daemons) >= 4, hostile_run["mark"].read_text()  # two cases of each daemon kind
+    assert not [pid for pid in daemons if (PROC / str(pid)).exists()
+                and "Z" not in (PROC / str(pid) / "stat").read_text().split(")")[-1][:3]]
+
+
+def test_the_users_files_are_untouched(hostile_run: dict[str, Any]) -> None:
+    marks = hostile_run["mark"].read_text()
+    assert "wrote " in marks  # the subject did write: into its throwaway HOME and TMPDIR
+    for d in (hostile_run["home"], hostile_run["tmp"]):
+        assert (d / "canary").read_bytes() == b"the user's file\n"
+        assert not (d / "owned-by-subject").exists()
+    # Nothing of the run is left in the user's TMPDIR either (run and case directories removed).
+    assert sorted(p.name for p in hostile_run["tmp"].iterdir()) == ["canary"]
+
+
+def test_memory_was_bounded(hostile_run: dict[str, Any]) -> None:
+    marks = hostile_run["mark"].read_text()
+    got = [int(line.split()[2]) for line in marks.splitlines() if line.startswith("MemoryError")]
+    assert got and max(got) <= 256, marks
