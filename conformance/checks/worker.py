@@ -108,6 +108,25 @@ def failure_is_error(s: WorkerSession) -> None:
                     documented={"type": "user.custom_tool_result", "is_error": True})
 
 
+@check("worker.custom_tool_result.error_explains_failure", family=FAMILY,
+       severity=Severity.SHOULD, applies_to=APPLIES, source=_FAILURES,
+       statement="an error result carries the tool's failure message, so the model can respond "
+                 "to it")
+def error_explains_failure(s: WorkerSession) -> None:
+    message = "disk quota exceeded (E42)"
+    run = s.start([Scenario.of("fail", [(FAIL, {"message": message})])])
+    run.wait_progress(lambda: _answered(run, 0, {FAIL}))
+    posted = _results_posted(run, run.session().id)
+    if not posted:
+        raise _fail(run, "the failing tool was never answered")
+    text = " ".join(str(b.get("text", "")) for b in posted[0].get("content") or []
+                    if isinstance(b, dict))
+    if message not in text:
+        raise _fail(run, "the error result does not say what failed",
+                    received={k: v for k, v in posted[0].items() if k != "_status"},
+                    documented=f"an is_error result whose text includes {message!r}")
+
+
 @check("worker.custom_tool_use.unserved_left_pending", family=FAMILY, severity=Severity.MUST,
        applies_to=APPLIES, source=_SERVE,
        statement="a worker answers only the tools registered with it; a declared tool it does not "
@@ -133,7 +152,7 @@ def unserved_left_pending(s: WorkerSession) -> None:
                     documented={"type": "requires_action", "event_ids": [unserved]})
 
 
-@check("worker.custom_tool_use.timeout_becomes_error", family=FAMILY, severity=Severity.SHOULD,
+@check("worker.custom_tool_use.timeout_becomes_error", family=FAMILY, tags=["slow"], severity=Severity.SHOULD,
        applies_to=APPLIES, source=seed(SEED_MANAGED_AGENTS, "Kegagalan alat muncul sebagai hasil alat error (timeout)"),
        statement="a tool call that never returns is turned into an is_error result within the "
                  "worker's timeout, not a hung session")
@@ -154,12 +173,12 @@ def timeout_becomes_error(s: WorkerSession) -> None:
                     documented={"is_error": True})
 
 
-@check("worker.lease.heartbeat_keeps_lease", family=FAMILY, severity=Severity.MUST,
+@check("worker.lease.heartbeat_keeps_lease", family=FAMILY, tags=["slow"], severity=Severity.MUST,
        applies_to=APPLIES, source=_WORKER,
        statement="while serving a session the worker heartbeats the work item within its lease "
                  "TTL, echoing expected_last_heartbeat, so the lease never lapses")
 def heartbeat_keeps_lease(s: WorkerSession) -> None:
-    ttl = 2
+    ttl = 3
     run = s.start([Scenario.of("slow", [(SLEEP, {"seconds": ttl * 1.6})])],
                   lease_ttl_seconds=ttl, tool_timeout=max(s.timeout, ttl * 4))
     run.wait(lambda: _answered(run, 0, {SLEEP}), SETTLE)
@@ -179,7 +198,7 @@ def heartbeat_keeps_lease(s: WorkerSession) -> None:
                                "(NO_HEARTBEAT first)")
 
 
-@check("worker.lease.lost_lease_stops_work", family=FAMILY, severity=Severity.MUST,
+@check("worker.lease.lost_lease_stops_work", family=FAMILY, tags=["slow"], severity=Severity.MUST,
        applies_to=APPLIES, source=_WORKER,
        statement="after a heartbeat is refused with 412 heartbeat_precondition_failed the worker "
                  "stops serving that work item: no more heartbeats, results or stop for it")
@@ -232,7 +251,7 @@ def lost_lease_stops_work(s: WorkerSession) -> None:
                                "leave it alone (no heartbeat, result or stop)")
 
 
-@check("worker.sessions.served_in_turn", family=FAMILY, severity=Severity.MUST,
+@check("worker.sessions.served_in_turn", family=FAMILY, tags=["slow"], severity=Severity.MUST,
        applies_to=APPLIES, source=_WORKER,
        statement="a worker serves queued sessions one after another: each work item is "
                  "acknowledged, its session's tools answered, and the item stopped when it ends")

@@ -183,7 +183,7 @@ class WorkerRun:
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
         return self.sim.wait_for(predicate, timeout)
 
-    def wait_progress(self, predicate: Callable[[], bool], *, idle: float = 3.0,
+    def wait_progress(self, predicate: Callable[[], bool], *, idle: float = 5.0,
                       total: float = 30.0) -> bool:
         """Wait until ``predicate()`` holds; give up after ``total`` seconds, or once the worker
         has started (sent a request) and then nothing changed for ``idle`` seconds."""
