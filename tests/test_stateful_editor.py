@@ -65,3 +65,26 @@ def test_minimized_reproducer_is_short_and_replays(tmp_path: Path) -> None:
     reference = make_session(lambda w, timeout=None: TextEditor(w, tool_type="text_editor_20250429"),
                              "text_editor_20250429", tmp_path)
     assert replay(reference, found.steps, tmp_path / "reference") is None
+
+
+def test_strategies_cover_the_byte_properties() -> None:
+    from hypothesis import find, settings
+
+    from conformance.strategies import file_contents, file_names
+
+    quick = settings(max_examples=500, database=None)
+    assert b"\r\n" in find(file_contents(), lambda d: b"\r\n" in d, settings=quick)
+    assert b"\t" in find(file_contents(), lambda d: b"\t" in d, settings=quick)
+    find(file_contents(), lambda d: d and not d.endswith(b"\n"), settings=quick)
+    odd = find(file_contents(), lambda d: not _utf8(d), settings=quick)
+    assert not _utf8(odd)
+    assert any(c in find(file_names(), lambda n: any(c in n for c in ";$`'\""), settings=quick)
+               for c in ";$`'\"")
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -25,6 +25,7 @@ from .editor_support import (
     expect_success,
     fail,
     insert_input,
+    plant,
     read,
     refused,
 )
@@ -58,7 +59,8 @@ def _markers(s: ToolSession, pairs: list[tuple[str, Path]]) -> list[str]:
 def special_characters(s: ToolSession) -> None:
     for name in PLAIN_NAMES:
         path = str(Path(s.workdir) / name)
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if "/" in name:  # the directory exists (planted, so the reproducer recreates it)
+            plant(s, f"{name.rpartition('/')[0]}/.keep", b"")
         r = s.call({"command": "create", "path": path, "file_text": "one\ntwo\n"})
         expect_success(s, r, f"create of {name!r}")
         expect_bytes(s, path, b"one\ntwo\n", f"create of {name!r}")
@@ -86,8 +88,7 @@ def directory_view_not_executed(s: ToolSession) -> None:
     pairs = payloads(Path(s.workdir))
     for rel, _ in pairs:
         d = Path(s.workdir) / rel
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "inside.txt").write_bytes(b"x\n")
+        plant(s, f"{rel}/inside.txt", b"x\n")
         s.call({"command": "view", "path": str(d)})
         found = _markers(s, pairs)
         if found:
@@ -103,7 +104,7 @@ def file_commands_not_executed(s: ToolSession) -> None:
     pairs = payloads(Path(s.workdir))
     for rel, _ in pairs:
         d = Path(s.workdir) / rel
-        d.mkdir(parents=True, exist_ok=True)
+        plant(s, f"{rel}/.keep", b"")
         f = str(d / "f.txt")
         for tool_input in ({"command": "create", "path": f, "file_text": "a\nb\n"},
                            {"command": "view", "path": f},
