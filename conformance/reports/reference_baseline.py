@@ -58,10 +58,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR")
     p.add_argument("--check", action="store_true",
                    help="compare with the files in DIR instead of writing them")
+    p.add_argument("--allow-failures", action="store_true",
+                   help="write the baseline even when a reference subject fails a check")
     args = p.parse_args(argv)
     code, doc = fresh_run()
     if not doc["run"]["complete"]:
         print("the reference run did not complete; nothing written", file=sys.stderr)
+        return 1
+    if doc["summary"]["verdict"] != "pass" and not args.allow_failures:
+        print("the reference subjects did not pass every check (see the report below); nothing "
+              "written. Fix the cause, or pass --allow-failures to record it anyway.\n",
+              file=sys.stderr)
+        print(render_markdown(doc), file=sys.stderr)
         return 1
     files = render(doc)
     if args.check:
