@@ -333,14 +333,21 @@ class ProcessSession:
             except subprocess.TimeoutExpired:
                 self.faults.append(f"{self.label} did not exit within {grace:g}s of closing "
                                    "its input; it was killed")
-        self._kill_group()  # the rest of the group was in ``tracked``
+        self._kill_group()
+        # What the group kill reaches even when the leader is already reaped (its id may be
+        # someone else's by now): the members seen before closing, still in the group.
+        in_group = [p for p in still_alive(tracked) if p.pgrp == self.pgid]
+        kill_pids([p.pid for p in in_group])
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
         if processes_supported():
-            # Everything below the subject or in its group before it closed, still running now.
+            # Everything below the subject before it closed that escaped its group (own session
+            # or group), or that is marked as the case's, still running now.
             seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
+            for p in in_group:
+                seen.pop(p.pid, None)
             seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs()))
             seen.update((p.pid, p) for p in self._orphans())
             seen.pop(self.proc.pid, None)
