@@ -250,3 +250,45 @@ def test_environment_worker_under_simulator_mock(tmp_path: Path) -> None:
     (result,) = [r for rs in sim.session(session.id).results.values() for r in rs]
     assert result["content"] == [{"type": "text", "text": "Order 5: shipped"}]
     sim.close_streams()
+
+
+def test_the_seed_worker_serves_built_in_and_custom_tools(tmp_path: Path) -> None:
+    """Seed 004's worker, as written: the built-in toolset plus a custom tool. The agent's bash
+    call (``agent.tool_use``) runs in the worker's workdir and comes back as ``user.tool_result``."""
+    from anthropic.lib.tools.agent_toolset import beta_agent_toolset_20260401
+
+    sim = ManagedAgentsSimulator()
+    env = sim.create_environment()
+    agent = sim.create_agent([{"type": "agent_toolset_20260401"}, declaration("get_order_status")])
+    scenario = Scenario.of("seed", [
+        ("bash", {"command": "echo hello > greeting.txt && cat greeting.txt"}),
+        ("get_order_status", {"order_id": "7"})])
+    session = sim.create_session(scenario, agent=agent, environment_id=env.id, start=True)
+
+    async def main() -> bool:
+        client = AsyncAnthropic(auth_token=env.key, base_url=BASE, max_retries=0,
+                                http_client=httpx2.AsyncClient(
+                                    transport=ThreadedAsyncTransport(sim), base_url=BASE))
+        worker = EnvironmentWorker(client, environment_id=env.id, environment_key=env.key,
+                                   workdir=tmp_path, memory_sync_interval=None,
+                                   tools=lambda env: [*beta_agent_toolset_20260401(env),
+                                                      get_order_status])
+        task = asyncio.create_task(worker.run())
+        try:
+            return await asyncio.to_thread(sim.wait_for,
+                                           lambda: sim.session(session.id).finished, 30)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await client.close()
+
+    assert asyncio.run(main())
+    s = sim.session(session.id)
+    bash_use = next(e for e in s.events if e["type"] == "agent.tool_use")
+    (bash_result,) = s.results[bash_use["id"]]
+    assert bash_result["type"] == "user.tool_result" and not bash_result.get("is_error")
+    assert "hello" in str(bash_result["content"])
+    assert [p.read_text().strip() for p in tmp_path.rglob("greeting.txt")] == ["hello"]
+    custom = next(e for e in s.events if e["type"] == "agent.custom_tool_use")
+    assert s.results[custom["id"]][0]["type"] == "user.custom_tool_result"
+    assert sim.violations == []

@@ -186,24 +186,25 @@ class SessionEndpoints(Base):
                 why = S.check_event(ev)
                 if why:
                     raise self._refuse(EVENT_SCHEMA, why, request)
-                if ev["type"] == "user.custom_tool_result":
-                    use_id = ev["custom_tool_use_id"]
-                    self._check_result(request, s, use_id, batch)
+                use_id = S.result_use_id(ev)
+                if use_id is not None:
+                    self._check_result(request, s, ev["type"], use_id, batch)
                     batch.add(use_id)
             echoes = [S.receive(self.store, s, dict(ev), settle_now=False) for ev in events]
             S.settle(self.store, s)
             return self._ok({"data": echoes})
 
-    def _check_result(self, request: SimRequest, s: Session, use_id: str,
+    def _check_result(self, request: SimRequest, s: Session, kind: str, use_id: str,
                       batch: set[str]) -> None:
+        id_field, use_type = S.RESULTS[kind]
         use = s.event(use_id)
         if use_id in s.results or use_id in batch:
-            raise self._refuse(RESULT_ONCE, f"agent.custom_tool_use {use_id} was already "
-                               "answered; send one user.custom_tool_result per tool use", request)
-        if use is None or use["type"] != "agent.custom_tool_use" or use_id not in s.pending:
-            raise self._refuse(RESULT_ANSWERS_PENDING, f"custom_tool_use_id {use_id!r} does not "
-                               f"name a pending agent.custom_tool_use event of session {s.id}; "
-                               "use the `id` of the agent.custom_tool_use event", request)
+            raise self._refuse(RESULT_ONCE, f"{use_type} {use_id} was already answered; send one "
+                               f"{kind} per tool use", request)
+        if use is None or use["type"] != use_type or use_id not in s.pending:
+            raise self._refuse(RESULT_ANSWERS_PENDING, f"{id_field} {use_id!r} does not name a "
+                               f"pending {use_type} event of session {s.id}; use the `id` of the "
+                               f"{use_type} event", request)
 
     def _events_stream(self, request: SimRequest, session: str) -> SimResponse:
         with self.store.lock:

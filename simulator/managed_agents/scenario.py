@@ -21,7 +21,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CustomToolUse:
-    """One ``agent.custom_tool_use`` the agent emits: a tool name and its input."""
+    """One tool use the agent emits: a tool name and its input. A custom tool gives an
+    ``agent.custom_tool_use``; a tool of the built-in toolset (``bash``, ``read``, ...) an
+    ``agent.tool_use``, which a self-hosted worker answers with ``user.tool_result``."""
 
     name: str
     input: Mapping[str, Any] = field(default_factory=dict)
@@ -70,7 +72,7 @@ def scenario_from_events(name: str, events: Iterable[Mapping[str, Any]]) -> Scen
     final = "Done."
     for ev in events:
         kind = ev.get("type")
-        if kind == "agent.custom_tool_use":
+        if kind in ("agent.custom_tool_use", "agent.tool_use"):
             uses.append(CustomToolUse(str(ev.get("name", "")), dict(ev.get("input") or {})))
         elif kind == "agent.message":
             blocks = ev.get("content") or []

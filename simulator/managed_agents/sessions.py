@@ -1,6 +1,7 @@
 """Sessions and their events: the custom-tool flow of PROTOCOL.md §7 and seed 004.
 
-1. The agent emits ``agent.custom_tool_use`` events, then ``session.status_idle`` with
+1. The agent emits ``agent.custom_tool_use`` events (``agent.tool_use`` for a tool of the built-in
+   toolset, answered by ``user.tool_result``), then ``session.status_idle`` with
    ``stop_reason: {"type": "requires_action", "event_ids": [...]}``.
 2. Each ``user.custom_tool_result`` (``custom_tool_use_id`` = the event id) is processed on receipt
    and echoed with ``processed_at`` set.
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulator.registry import RESERVED_AGENT_TOOL_NAMES
+
 from .scenario import Scenario
 from .state import Agent, Session, WorkItem, ts
 from .store import Store
@@ -25,6 +28,16 @@ SENDABLE = ("user.message", "user.interrupt", "user.tool_confirmation", "user.cu
 #: Sent events processed on receipt (echoed with ``processed_at`` set) [D MA-EV].
 PROCESSED_ON_RECEIPT = ("user.custom_tool_result", "user.tool_result", "user.define_outcome")
 RESULT_BLOCK_TYPES = ("text", "image", "document", "search_result")
+#: Result event type -> (its id field, the tool-use event it answers). Built-in tools of a
+#: self-hosted environment (``agent.tool_use``) are answered like custom ones [S].
+RESULTS = {"user.custom_tool_result": ("custom_tool_use_id", "agent.custom_tool_use"),
+           "user.tool_result": ("tool_use_id", "agent.tool_use")}
+
+
+def result_use_id(ev: dict[str, Any]) -> str | None:
+    """The tool-use id a result event answers (None for other events)."""
+    field = RESULTS.get(str(ev.get("type")))
+    return str(ev[field[0]]) if field else None
 
 
 def append(store: Store, session: Session, event: dict[str, Any]) -> dict[str, Any]:
@@ -68,9 +81,10 @@ def check_event(ev: Any) -> str | None:
     kind = ev["type"]
     if kind not in SENDABLE:
         return f"`{kind}` is not an event type a client can send; send one of {', '.join(SENDABLE)}"
-    if kind == "user.custom_tool_result":
-        if not isinstance(ev.get("custom_tool_use_id"), str):
-            return "`user.custom_tool_result` requires `custom_tool_use_id` (the agent.custom_tool_use event id)"
+    if kind in RESULTS:
+        id_field, use_type = RESULTS[kind]
+        if not isinstance(ev.get(id_field), str):
+            return f"`{kind}` requires `{id_field}` (the {use_type} event id)"
         if "is_error" in ev and ev["is_error"] is not None and not isinstance(ev["is_error"], bool):
             return "`is_error` must be a boolean"
         content = ev.get("content")
@@ -79,8 +93,7 @@ def check_event(ev: Any) -> str | None:
                 return "`content` must be a list of content blocks"
             for block in content:
                 if not isinstance(block, dict) or block.get("type") not in RESULT_BLOCK_TYPES:
-                    return ("`user.custom_tool_result.content` blocks must be one of "
-                            + ", ".join(RESULT_BLOCK_TYPES))
+                    return f"`{kind}.content` blocks must be one of " + ", ".join(RESULT_BLOCK_TYPES)
     if kind == "user.message" and not isinstance(ev.get("content"), list):
         return "`user.message` requires `content`, a list of content blocks"
     return None
@@ -99,8 +112,8 @@ def receive(store: Store, session: Session, ev: dict[str, Any], *,
     echo["processed_at"] = ts(store.now()) if kind in PROCESSED_ON_RECEIPT else None
     session.events.append(dict(echo, processed_at=ts(store.now())))
     store.changed()
-    if kind == "user.custom_tool_result":
-        use_id = ev["custom_tool_use_id"]
+    if kind in RESULTS:
+        use_id = str(result_use_id(ev))
         session.results.setdefault(use_id, []).append(echo)
         if use_id in session.pending:
             session.pending.remove(use_id)
@@ -160,8 +173,13 @@ def run_turn(store: Store, session: Session) -> None:
         run_turn(store, session)
         return
     for use in turn.tool_uses:
-        ev = append(store, session, {"type": "agent.custom_tool_use", "name": use.name,
-                                     "input": dict(use.input)})
+        if use.name in RESERVED_AGENT_TOOL_NAMES:  # the built-in toolset: agent.tool_use
+            ev = append(store, session, {"type": "agent.tool_use", "name": use.name,
+                                         "input": dict(use.input),
+                                         "evaluated_permission": "allow"})
+        else:
+            ev = append(store, session, {"type": "agent.custom_tool_use", "name": use.name,
+                                         "input": dict(use.input)})
         session.pending.append(ev["id"])
     idle(store, session, {"type": "requires_action", "event_ids": list(session.pending)})
 

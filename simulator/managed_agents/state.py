@@ -90,9 +90,9 @@ class Session:
     archived_at: datetime | None = None
     #: The persisted event log, in order.
     events: list[dict[str, Any]] = field(default_factory=list)
-    #: ``agent.custom_tool_use`` event ids still waiting for a result.
+    #: ``agent.custom_tool_use`` / ``agent.tool_use`` event ids still waiting for a result.
     pending: list[str] = field(default_factory=list)
-    #: custom_tool_use id -> the ``user.custom_tool_result`` events received for it.
+    #: tool-use event id -> the result events (``user.custom_tool_result``/``user.tool_result``).
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Index of the next scenario turn to run.
     turn: int = 0
