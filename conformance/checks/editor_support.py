@@ -112,13 +112,22 @@ def insert_input(s: ToolSession, path: str, line: int, text: str) -> dict[str, A
     return {"command": "insert", "path": path, "insert_line": line, **{f: text for f in fields}}
 
 
-def show(value: Any, limit: int = 400) -> str:
+def show(value: Any, limit: int = 400) -> Any:
+    """A JSON-friendly, size-bounded rendering for ``received`` / ``documented``: tool results as
+    ``{"content", "is_error"}``, bytes as their ``repr``, long text cut with its length noted."""
     if isinstance(value, ToolResult):
-        value = {"content": value.text if value.content else value.content,
-                 "is_error": value.is_error, **({"raised": value.raised} if value.raised else {}),
-                 **({"timed_out": True} if value.timed_out else {})}
-    text = repr(value) if isinstance(value, bytes) else (
-        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+        return {"content": _cut(value.text, limit), "is_error": value.is_error,
+                **({"raised": value.raised} if value.raised else {}),
+                **({"timed_out": True} if value.timed_out else {})}
+    if isinstance(value, bytes):
+        return _cut(repr(value), limit)
+    if isinstance(value, str):
+        return _cut(value, limit)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= limit else _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
