@@ -78,26 +78,29 @@ SCENARIOS: tuple[LoopScenario, ...] = (
                  "several tool_use blocks of one turn are all answered in one user message, "
                  "results first", _BASH),
     LoopScenario("loop.client_tools.streamed", "bash/bash_20250124/one_command_streamed.json",
-                 "the same loop over a streamed response", _BASH),
+                 "a client tool_use of a streamed response is answered in the next user message",
+                 _BASH),
     LoopScenario("loop.pause_turn.resend", "code_execution/code_execution_20260120/pause_turn.json",
                  "after stop_reason pause_turn the assistant content is sent back as-is to "
                  "continue the turn", _CE),
     LoopScenario("loop.pause_turn.streamed",
                  "code_execution/code_execution_20260120/pause_turn_streamed.json",
-                 "pause_turn resumed from a streamed response", _CE),
+                 "a streamed pause_turn response is sent back as-is to continue the turn", _CE),
     LoopScenario("loop.mixed.client_and_server_tools",
                  "mixed/code_execution_20250825/deferred_server_result.json",
                  "a client tool next to a pending server tool is answered with only tool_result "
                  "blocks and the same tools", _MIXED),
     LoopScenario("loop.mixed.streamed",
                  "mixed/code_execution_20250825/deferred_server_result_streamed.json",
-                 "client and server tools in one streamed turn", _MIXED),
+                 "a client tool next to a pending server tool, streamed, is answered with only "
+                 "tool_result blocks", _MIXED),
     LoopScenario("loop.ptc.pause_resume", "ptc/code_execution_20260120/pause_resume.json",
                  "a programmatic call is answered with only tool_result blocks and the container "
                  "id", _PTC),
     LoopScenario("loop.ptc.pause_resume_streamed",
                  "ptc/code_execution_20260120/pause_resume_streamed.json",
-                 "a programmatic call answered after a streamed response", _PTC),
+                 "a programmatic call of a streamed response is answered with only tool_result "
+                 "blocks and the container id", _PTC),
     LoopScenario("loop.ptc.parallel_calls", "ptc/code_execution_20260120/parallel_calls.json",
                  "parallel programmatic calls are all answered in one message", _PTC),
     LoopScenario("loop.ptc.several_pauses", "ptc/code_execution_20260120/several_pauses.json",
