@@ -30,7 +30,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         epilog="SPEC is module:attr (a factory: factory(workdir) -> handler), "
                "path/to/file.py:attr, or a bundled reference subject's name. CMD is any command "
                "speaking one JSON tool input per line in, one JSON result per line out. "
-               "See docs/subjects.md.")
+               "See docs/subjects.md. Exit codes: 0 pass, 1 fail, 2 usage error, 130 "
+               "interrupted by SIGINT, 143 by SIGTERM (results.json then says "
+               "\"complete\": false).")
     g = p.add_argument_group("subjects")
     g.add_argument("--bash", action="append", default=[], metavar="SPEC",
                    help="a bash tool implementation (module:attr factory)")
