@@ -9,7 +9,7 @@ not UTF-8; it must never corrupt it.)
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 
 from conformance.catalog import Severity, check
 from conformance.model.editor_model import lines_of
@@ -98,14 +98,14 @@ def _refused(s: ToolSession, r: ToolResult, what: str, may_refuse: bool) -> bool
 
 
 def _after(s: ToolSession, path: str, what: str, was_refused: bool, before: bytes,
-           allowed: Container[bytes] | set[bytes]) -> None:
+           allowed: set[bytes] | _Inserted) -> None:
     got = read(path)
     if was_refused:
         if got != before:
             fail(s, f"a refused {what} changed the file", received=got, documented=before)
         return
     if got not in allowed:
-        want = next(iter(allowed)) if isinstance(allowed, set | _Inserted) else b""
+        want = next(iter(allowed))
         fail(s, f"after {what}, bytes outside the edited span changed ({_where(got, want)})",
              received=got, documented=want)
 
