@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import TOOLUSE
+from hostile import TOOLUSE, wait_no_survivors
 
 from conformance.isolation import PROC, processes_supported
 
@@ -30,32 +30,6 @@ pytestmark = pytest.mark.skipif(not processes_supported(), reason="needs /proc (
 CHECKS = ["bash.session.cwd_persists", "bash.session.no_processes_left_after_close"]
 
 
-
-
-def survivors(marker: str) -> list[tuple[int, str]]:
-    found = []
-    needle = marker.encode()
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes():
-                continue
-            stat = (entry / "stat").read_text()
-            if stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X"):
-                continue
-            found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-                          .decode(errors="replace")))
-        except OSError:
-            continue
-    return found
-
-
-def wait_no_survivors(marker: str, timeout: float = 5.0) -> list[tuple[int, str]]:
-    end = time.monotonic() + timeout
-    while (left := survivors(marker)) and time.monotonic() < end:
-        time.sleep(0.05)
-    return left
 
 
 @pytest.fixture(scope="module")

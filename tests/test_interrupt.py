@@ -14,11 +14,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostile import TOOLUSE, wait_no_survivors
 
 from conformance.isolation import processes_supported
 from conformance.reports import load_results
-from hostile import TOOLUSE
-from test_hostile_subjects import wait_no_survivors
 
 SLOW = Path(__file__).resolve().parent / "hostile" / "subjects.py"
 
