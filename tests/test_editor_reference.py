@@ -95,3 +95,36 @@ def test_directory_view_lists_without_a_shell(tmp_path: Path) -> None:
         {"command": "view", "path": str(weird)})
     assert not out["is_error"] and "inside.txt" in out["content"]
     assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize(("data", "line", "text", "want"), [
+    (b"", 0, b"x", b"x"),
+    (b"a\nb", 2, b"c", b"a\nb\nc"),              # still no final newline
+    (b"a\nb", 2, b"c\n", b"a\nb\nc"),
+    (b"a\r\nb\r\n", 1, b"m", b"a\r\nm\r\nb\r\n"),  # the file's own terminator
+    (b"a\rb\nc\n", 1, b"m\n", b"a\rb\nm\nc\n"),     # a lone CR does not end a line
+])
+def test_insert_after_line_keeps_everything_else(data: bytes, line: int, text: bytes,
+                                                 want: bytes) -> None:
+    from conformance.reference.editor_text import insert_after_line
+
+    assert insert_after_line(data, line, text) == want
+    assert want in insert_outcomes(data, line, text)
+
+
+def test_view_range_over_a_long_line_file_and_truncation(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_bytes(b"x" * 50 + b"\n" + b"tail\n")
+    ed = TextEditor(tmp_path, tool_type="text_editor_20250728", max_characters=20)
+    out = ed({"command": "view", "path": str(tmp_path / "f.txt")})
+    assert out["content"].startswith("1: " + "x" * 17) and "tail" not in out["content"]
+    assert "truncated to 20 characters" in out["content"]
+
+
+def test_max_characters_check_skips_without_a_declared_limit(tmp_path: Path) -> None:
+    from broken.editor_harness import make_session
+
+    from conformance.catalog import CATALOG, CheckSkipped
+
+    s = make_session(EDITOR_FACTORIES["text_editor_20250728"], "text_editor_20250728", tmp_path)
+    with pytest.raises(CheckSkipped, match="max_characters"):
+        CATALOG["editor.view.max_characters_truncates"].func(s)
