@@ -158,17 +158,19 @@ def grace_for(timeout: float) -> float:
     return max(2.0, timeout * 0.5)
 
 
-def case_processes(env_markers: list[str], dirs: list[Path]) -> list[ProcInfo]:
+def case_processes(env_markers: list[str], dirs: list[Path],
+                   since: int | None = None) -> list[ProcInfo]:
     """Processes that belong to a test case even after they left its process tree and group
     (a double fork and ``setsid``): an environment entry from ``env_markers`` (inherited across
-    ``exec``), or a working directory under one of ``dirs``. Our own process is never included."""
+    ``exec``), or a working directory under one of ``dirs``. Our own process is never included.
+    ``since`` (start ticks of the case's subject) skips every older process unread."""
     found: list[ProcInfo] = []
     if not processes_supported():
         return found
     wanted = [m.encode() for m in env_markers]
     roots = [str(d) for d in dirs]
     for info in process_table().values():
-        if info.pid == os.getpid():
+        if info.pid == os.getpid() or (since is not None and info.start < since):
             continue
         try:
             environ = (PROC / str(info.pid) / "environ").read_bytes().split(b"\0")

@@ -321,7 +321,7 @@ class ProcessSession:
             table = process_table()
             tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
             # Daemons (double fork + setsid) left the tree and the group: found by environment.
-            tracked += case_processes(self._markers(), [])
+            tracked += case_processes(self._markers(), [], since=self._leader_start)
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -348,7 +348,8 @@ class ProcessSession:
             seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
             for p in in_group:
                 seen.pop(p.pid, None)
-            seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs()))
+            seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs(),
+                                                            since=self._leader_start))
             seen.update((p.pid, p) for p in self._orphans())
             seen.pop(self.proc.pid, None)
             self.leaked = still_alive(list(seen.values()), wait=0.3)
