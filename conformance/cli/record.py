@@ -44,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
             re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--secret-pattern {pattern!r} is not a valid regex: {e}") from None
+    try:  # before listening: a recording that cannot be written is refused at once
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror}); "
+                         "choose a writable directory") from None
     recorder = Recorder(args.upstream, args.out,
                         scanner=SecretScanner.with_patterns(args.secret_pattern),
                         on_write=lambda path: print(f"wrote {path}", file=sys.stderr, flush=True))

@@ -217,7 +217,8 @@ def _reports_listener(args: argparse.Namespace) -> Any:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"--out {args.out}: cannot create the directory ({e})") from None
+        raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror}); "
+                         "choose a writable directory") from None
     return RunReports(args.out, baseline=baseline)
 
 
