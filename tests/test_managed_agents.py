@@ -322,3 +322,14 @@ def test_without_long_polls_an_empty_poll_asks_the_transport_to_wait() -> None:
                           {"anthropic-beta": "managed-agents-2026-04-01",
                            "authorization": f"Bearer {env.key}"}, {"block_ms": "250"}))
     assert resp.status == 200 and resp.body_bytes() == b"null" and resp.delay == 0.25
+
+
+def test_system_message_while_waiting_needs_a_result_first(sim: ManagedAgentsSimulator) -> None:
+    _, _, session = setup(sim)
+    use = next(e for e in sim.session(session.id).events if e["type"] == "agent.custom_tool_use")
+    note = {"type": "system.message", "content": [{"type": "text", "text": "fyi"}]}
+    result = {"type": "user.custom_tool_result", "custom_tool_use_id": use["id"]}
+    path = f"/v1/sessions/{session.id}/events"
+    assert raw(sim, "POST", path, {"events": [note, result]})[0] == 400
+    assert sim.violations[-1].rule == "managed_agents.system_message.after_tool_result"
+    assert raw(sim, "POST", path, {"events": [result, note]})[0] == 200

@@ -15,6 +15,7 @@ from .rules import (
     RESULT_ANSWERS_PENDING,
     RESULT_ONCE,
     SESSION_TERMINATED,
+    SYSTEM_MESSAGE,
 )
 from .scenario import Scenario
 from .state import Session
@@ -190,6 +191,10 @@ class SessionEndpoints(Base):
                 if use_id is not None:
                     self._check_result(request, s, ev["type"], use_id, batch)
                     batch.add(use_id)
+                elif ev["type"] == "system.message" and s.pending and not batch:
+                    raise self._refuse(SYSTEM_MESSAGE, "the session is waiting for tool results "
+                                       "(requires_action): send the `system.message` after a "
+                                       "tool-result event in the same request", request)
             echoes = [S.receive(self.store, s, dict(ev), settle_now=False) for ev in events]
             S.settle(self.store, s)
             return self._ok({"data": echoes})

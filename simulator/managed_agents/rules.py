@@ -50,6 +50,11 @@ SESSION_TERMINATED = _rule(
     "managed_agents.session.accepts_events", "MUST", 400,
     protocol("7. Managed Agents / Session endpoints", "S"),
     "a terminated (or archived) session accepts no events")
+SYSTEM_MESSAGE = _rule(
+    "managed_agents.system_message.after_tool_result", "MUST", 400,
+    protocol("7. Managed Agents / Custom-tool flow"),
+    "while the session waits in requires_action, a `system.message` is accepted only after a "
+    "tool-result event in the same request")
 DECLARATION = _rule(
     "managed_agents.custom_tool.declaration", "MUST", 400,
     seed(SEED_MANAGED_AGENTS, "Deklarasi harus sesuai dengan Managed Agents API"),
