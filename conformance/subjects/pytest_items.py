@@ -142,7 +142,7 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
                                 "check; see `tooluse checks`")
     timeout = config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT
     strict = bool(config.getoption("--tooluse-strict"))
-    parent = ConformanceCollector.from_parent(session, name="tooluse")
+    parent = ConformanceCollector.from_parent(session, name="tooluse", nodeid="tooluse")
     for subject in subjects:
         for chk in runner.select_checks(subject, patterns):
             items.append(ConformanceItem.from_parent(
