@@ -71,6 +71,7 @@ def test_a_node_subject_passes_every_bash_check(capsys) -> None:
     (["run", "--bash", "reference-bash", "--bash-type", "bash_20990101"], "bash_20250124"),
     (["run", "--bash", "reference-bash", "--check", "nothing.*"], "matches no check"),
     (["run", "--bash", "reference-bash", "--timeout", "0"], "positive"),
+    (["run", "--bash", "reference-bash", "--check", "editor.*"], "no check applies"),
     (["run", "--bash-cmd", "node 'x"], "does not parse"),
     (["run", "--editor", "reference-bash"], "not editor"),
     (["run", "--bash", "reference-bash", "--expected-failures", "x.txt"], "needs --out"),

@@ -128,6 +128,11 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise UsageError(f"--check {' '.join(bad)} matches no check; see `tooluse checks` for "
                          "the ids")
+    if not any(runner.select_checks(s, args.checks or None) for s in subjects):
+        kinds = ", ".join(sorted({f"{s.family} {s.tool_type}" for s in subjects}))
+        raise UsageError(f"no check applies to these subjects ({kinds})"
+                         + (f" with --check {' '.join(args.checks)}" if args.checks else "")
+                         + "; see `tooluse checks --tool-type T`")
     listeners: list[Any] = []
     reports = _reports_listener(args)
     if reports is not None:
