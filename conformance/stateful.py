@@ -307,7 +307,10 @@ def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = 12,
                       phases=(Phase.generate, Phase.shrink),
                       suppress_health_check=list(HealthCheck))
     try:
-        run_state_machine_as_test(machine, settings=config)
+        from conformance.checks.properties import HYPOTHESIS_TURNS
+
+        with HYPOTHESIS_TURNS:
+            run_state_machine_as_test(machine, settings=config)
     except ModelDisagreement as e:
         # Hypothesis re-raises the error of its final replay of the shrunk example.
         return minimize(s, e)

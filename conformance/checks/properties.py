@@ -13,8 +13,8 @@ The body raises :class:`~conformance.catalog.CheckFailure` when the subject brea
 Hypothesis shrinks the failing example and replays it last; the inputs that replay sent through
 the session become the failure's ``reproducer`` (a replayable list of tool inputs). Checks that
 use hypothesis carry the tag ``"property"`` (the runner starts them early: they take longest).
-Hypothesis is thread-safe from 6.136 on, so several properties may run at once; with an older
-hypothesis they take turns.
+Properties take turns (one hypothesis run at a time; see
+:data:`HYPOTHESIS_TURNS`) while other cases run alongside.
 
 The profile is bounded and deterministic (``derandomize``, no example database written to the
 user's directory): a CI gate must give the same answer twice.
@@ -22,12 +22,10 @@ user's directory): a CI gate must give the same answer twice.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -36,9 +34,11 @@ from conformance.session import ToolSession
 
 T = TypeVar("T")
 
-_THREAD_SAFE = tuple(int(x) for x in hypothesis.__version__.split(".")[:2]) >= (6, 136)
-_turns: contextlib.AbstractContextManager[Any] = (
-    contextlib.nullcontext() if _THREAD_SAFE else threading.Lock())
+#: Hypothesis runs take turns, whatever its version: hypothesis builds source-level descriptions
+#: of strategies with ``ast``, and CPython 3.11 is not safe compiling ASTs from several threads at
+#: once (seen in a run: ``SystemError: AST constructor recursion depth mismatch``). The other
+#: cases still run concurrently with the one property in progress.
+HYPOTHESIS_TURNS = threading.Lock()
 
 #: Examples per property (``TOOLUSE_MAX_EXAMPLES`` overrides).
 DEFAULT_MAX_EXAMPLES = 25
@@ -72,7 +72,7 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
             raise
 
     try:
-        with _turns:
+        with HYPOTHESIS_TURNS:
             prop()
     except CheckFailure as e:
         e.reproducer = list(last.get("inputs", e.reproducer))
