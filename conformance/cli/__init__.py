@@ -53,7 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args))
     except UsageError as e:
-        print(f"tooluse {args.command}: error: {e}", file=sys.stderr)
+        from simulator.secrets import SecretScanner  # a bad option may hold a credential
+
+        print(f"tooluse {args.command}: error: {SecretScanner().redact_text(str(e))}",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

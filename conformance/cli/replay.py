@@ -36,7 +36,9 @@ def describe(request: SimRequest, response: SimResponse) -> str:
         line += f" {error.get('type')}: {str(error.get('message', ''))[:300]}"
     elif response.is_stream:
         line += " (stream)"
-    return line
+    from simulator.secrets import SecretScanner
+
+    return SecretScanner().redact_text(line)  # error messages may quote what the client sent
 
 
 def run(args: argparse.Namespace) -> int:

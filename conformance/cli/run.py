@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from conformance.cli import UsageError
 from conformance.results import CheckResult, Outcome
@@ -137,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
     reports = _reports_listener(args)
     if reports is not None:
         listeners.append(reports)
+    from simulator.secrets import SecretScanner
+
+    scanner = SecretScanner()  # what a subject printed may hold credentials: never echo them
     if args.json:
-        listeners.append(lambda r: print(json.dumps(r.to_json()), flush=True))
+        listeners.append(lambda r: print(json.dumps(scanner.redact(r.to_json())), flush=True))
     if args.memory_limit is not None:
         os.environ["TOOLUSE_MEMORY_LIMIT"] = str(parse_size(args.memory_limit))
     previous = _stop_on_sigterm()
@@ -158,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     if not args.json:
-        print_summary(summary, sys.stdout)
+        print_summary(summary, cast(TextIO, _Redacting(sys.stdout, scanner)))
     if reports is not None:
         print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
         if args.expected_failures is not None:
@@ -167,6 +170,19 @@ def run(args: argparse.Namespace) -> int:
                 print("\n".join(verdict.lines()))
             return int(reports.exit_code)
     return summary.exit_code
+
+
+class _Redacting:
+    """A text stream that writes through ``scanner.redact_text``."""
+
+    def __init__(self, stream: TextIO, scanner: Any) -> None:
+        self.stream, self.scanner = stream, scanner
+
+    def write(self, text: str) -> int:
+        return self.stream.write(self.scanner.redact_text(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 #: Exit codes of an interrupted run (128 + the signal number, as shells report them).

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo
+from simulator.secrets import SecretScanner
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
@@ -160,12 +161,16 @@ class ResultsWriter:
     rules_fired: set[str] = field(default_factory=set)
     doc: dict[str, Any] | None = None
     _fragments: list[str] = field(default_factory=list, repr=False)
+    _scanner: SecretScanner = field(default_factory=SecretScanner, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
 
     def on_run_started(self, run: RunInfo) -> None:
-        self.doc = new_document(run)
+        # Credentials (API keys, tokens, the environment's secrets) that a subject printed or a
+        # command line held never reach results.json, nor the reports rendered from it.
+        self._scanner = SecretScanner()
+        self.doc = self._scanner.redact(new_document(run))
         self._fragments = []
         self._flush()
 
@@ -176,7 +181,7 @@ class ResultsWriter:
         if self.doc is None:  # the runner skipped on_run_started: still write something valid
             self.on_run_started(RunInfo())
         assert self.doc is not None
-        self.doc["results"].append(result_record(result))
+        self.doc["results"].append(self._scanner.redact(result_record(result)))
         self._flush()
 
     def on_run_finished(self, *, complete: bool) -> None:
