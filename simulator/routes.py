@@ -26,6 +26,8 @@ from .models_api import ModelsAPI
 THREADS_BETA = "message-threads-2026-08-12"
 #: Fields a ``continue`` request leaves out because the thread keeps them [S].
 THREAD_CREATE_ONLY_FIELDS = ("system", "tools")
+#: Replies kept to be continued (bounded memory for ``tooluse serve``) [I].
+MAX_THREADS = 1000
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -139,6 +141,10 @@ class MessageThreads:
             history = [*params.get("messages", []),
                        {"role": "assistant", "content": reply.get("content", [])}]
             self._stored[reply["id"]] = {**params, "messages": history}
+            while len(self._stored) > MAX_THREADS:  # a long-running server: oldest go first
+                oldest = next(iter(self._stored))
+                del self._stored[oldest]
+                self._continued.discard(oldest)
 
     def _remember_stream(self, params: dict[str, Any],
                          events: Iterable[SSEEvent]) -> Iterator[SSEEvent]:

@@ -150,3 +150,24 @@ def test_many_connections_opened_and_abandoned(served: tuple[str, Streams]) -> N
     r = httpx.get(f"{url}/v1/models/claude-opus-5-5")
     assert r.status_code in (200, 404) and r.headers["request-id"].startswith("req_")
     assert json.loads(r.content)["type"] in ("model", "error")
+
+
+def test_server_held_threads_are_bounded() -> None:
+    n = iter(range(10**6))
+
+    def replies(request: SimRequest) -> SimResponse:
+        return SimResponse(200, {}, body={"id": f"msg_{next(n)}", "type": "message",
+                                          "role": "assistant", "content": []})
+
+    threads = routes.MessageThreads(replies)
+
+    def send(thread: dict[str, Any]) -> SimResponse:
+        body = {"model": "m", "max_tokens": 1, "messages": [], "thread": thread}
+        return threads(SimRequest("POST", "/v1/messages", {}, body=json.dumps(body).encode()))
+
+    for _ in range(routes.MAX_THREADS + 50):
+        send({"type": "create"})
+    assert len(threads._stored) == routes.MAX_THREADS
+    assert send({"type": "continue", "previous_message_id": "msg_0"}).status == 400  # evicted
+    last = f"msg_{routes.MAX_THREADS + 49}"
+    assert send({"type": "continue", "previous_message_id": last}).status == 200
