@@ -266,3 +266,13 @@ def test_progress_line_fits_the_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     p.on_check_started("editor.a.very.long.check.id.that.goes.on", "a-subject-with-a-long-name")
     drawn = tty.getvalue().split("\r\x1b[2K")[-1]
     assert len(drawn) <= 39 and drawn.endswith("…")
+
+
+def test_markdown_keeps_subject_text_inert(tmp_path: Path) -> None:
+    r = sample_results()[4]
+    r.message = "bad </details><script>x</script>"
+    r.reproducer = [{"command": "create", "path": "/w/a", "file_text": "```\n</details>"}]
+    text = render_markdown(sample_doc(tmp_path, results=[r]))
+    assert "bad &lt;/details&gt;&lt;script&gt;" in text
+    assert text.count("</details>") == 2  # the collapsible's own, and one inside a ```` fence
+    assert "````json" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from .baseline import BaselineVerdict
@@ -37,6 +38,12 @@ def _received_documented(received: object, documented: object) -> list[str]:
     return out
 
 
+def _text(text: str) -> str:
+    """Subject-influenced text outside code blocks: no raw HTML (a stray ``</details>`` or
+    ``<script>`` must not reshape the comment)."""
+    return html.escape(text, quote=False)
+
+
 def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
     tag = "expected failure (baseline)" if is_known(r, verdict) else r["outcome"].upper()
     out = [f"#### {r['severity']} `{r['check_id']}` on `{r['subject']}`: {tag}", ""]
@@ -45,13 +52,15 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
         cite = f" ({src['document']} § {src['section']})" if src else ""
         out += [f"> {r['statement']}{cite}", ""]
     if r.get("message"):
-        out += [r["message"].strip(), ""]
+        out += [_text(r["message"].strip()), ""]
     if r.get("received") is not None or r.get("documented") is not None:
         out += _received_documented(r.get("received"), r.get("documented"))
     if r.get("reproducer"):
         n = len(r["reproducer"])
+        text = reproducer_text(r["reproducer"], 3000)
+        fence = "````" if "```" in text else "```"
         out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})</summary>",
-                "", "```json", reproducer_text(r["reproducer"], 3000), "```", "", "</details>", ""]
+                "", fence + "json", text, fence, "", "</details>", ""]
     return "\n".join(out)
 
 
