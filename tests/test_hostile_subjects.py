@@ -49,6 +49,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "--memory-limit", "256M", "--out", str(out), "--bash", "reference-bash"]
     for n in names:
         argv += ["--bash", f"{HOSTILE}:{n}"]
+    # An out-of-process subject is limited too (8 GiB asked, 256 MiB allowed).
+    argv += ["--bash-cmd", "python3 -c 'x = bytearray(1 << 33); input()'"]
     for c in CHECKS:
         argv += ["--check", c]
     started = time.monotonic()
@@ -69,7 +71,7 @@ def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-2000:]
     doc = json.loads((hostile_run["out"] / "results.json").read_text())
     assert doc["run"]["complete"] is True
-    assert len(hostile_run["results"]) == 9 * len(CHECKS)
+    assert len(hostile_run["results"]) == 10 * len(CHECKS)
     for check in CHECKS:
         assert hostile_run["results"][("reference-bash", check)]["outcome"] == "pass"
 
@@ -121,6 +123,11 @@ def test_the_users_files_are_untouched(hostile_run: dict[str, Any]) -> None:
         assert not (d / "owned-by-subject").exists()
     # Nothing of the run is left in the user's TMPDIR either (run and case directories removed).
     assert sorted(p.name for p in hostile_run["tmp"].iterdir()) == ["canary"]
+
+
+def test_a_command_subject_is_memory_bounded_too(hostile_run: dict[str, Any]) -> None:
+    r = hostile_run["results"][("cmd:python3", "bash.session.cwd_persists")]
+    assert r["outcome"] == "fail" and "MemoryError" in r["message"], r
 
 
 def test_memory_was_bounded(hostile_run: dict[str, Any]) -> None:
