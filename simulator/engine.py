@@ -18,6 +18,7 @@ API::
     Simulator(c, recorded_time=True)  # a FakeClock from ``clock_start``, moved to each ``at``
     Simulator(c, disabled_rules=["ptc.strict_unsupported"])   # rules off by id
     Simulator(c, rules=ALL_RULES)     # also the rules off by default (messages.roles.alternate)
+    Simulator(c, replay="repeat")     # serve already-served exchanges again (load tests, serve)
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -33,6 +34,13 @@ request); (5) the state learns from what was served. No I/O, no sockets: time co
 An ``expect_rule`` exchange whose request passes every rule is answered with a 400 saying so and
 logged as ``ExpectationUnmet``.
 
+``replay="repeat"`` (``tooluse serve --repeat``), as VCR.py's ``allow_playback_repeats``: a
+request that matches no next exchange but matches, on every matcher, an exchange already served
+(the one repeated last is tried first, then the others in cassette order) is served that exchange
+again, statelessly: no cursor moves and the state learns nothing (faults still apply). Rules run
+as always. Many clients can then send the same conversation concurrently and repeatedly; the
+default (``"once"``) serves each exchange once, in order.
+
 Other paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
 """
 
@@ -40,7 +48,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -60,20 +68,20 @@ from .events import (
     RuleViolated,
 )
 from .faults import FaultPlan, apply_fault
+from .history import History, RequestHistory, body_depth
 from .http import Handler, SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
     MatchFailure,
     MatchRequest,
-    first_failure,
     normalize_path,
 )
 from .models import lookup
 from .registry import TOOLS
 from .render import render_exchange
-from .rules import DEFAULT_RULES, RULES, Rule, RuleContext, run_rules
-from .state import SimState, container_param_id
+from .rules import DEFAULT_RULES, DEFINITION_RULES, RULES, Rule, RuleContext, run_rules
+from .state import SimState, answered_ids, container_param_id
 
 MESSAGES_PATH = "/v1/messages"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
@@ -81,6 +89,7 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 #: Deeper JSON is refused before any rule walks it [I: the API's limit is not documented].
 MAX_DEPTH = 128
 _EXPECT_RULE_MATCHERS = frozenset({"method", "path", "model"})
+REPLAY_MODES = ("once", "repeat")
 
 
 def _short(value: Any, limit: int = 300) -> str:
@@ -97,7 +106,13 @@ class Simulator(EventLog):
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = (),
-                 log_limit: int | None = None) -> None:
+                 log_limit: int | None = None, replay: str = "once") -> None:
+        if replay not in REPLAY_MODES:
+            raise ValueError(f"replay={replay!r}: expected one of {', '.join(REPLAY_MODES)} "
+                             "('repeat' serves already-served exchanges again)")
+        #: ``"once"``: each exchange once, in order; ``"repeat"``: served exchanges again too.
+        self.replay = replay
+        self._last_repeat: tuple[int, int] | None = None
         self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
         if recorded_time and clock is None:
             starts = [t for t in (_time(c.clock_start) for c in self.cassettes) if t is not None]
@@ -123,6 +138,11 @@ class Simulator(EventLog):
         self._slow: tuple[int, int, Any] | None = None
         self._noted: set[str] = set()
         self._lock = threading.RLock()
+        self._history = History()
+        self._rule_ids = tuple(r.id for r in self.rules)
+        self._rules_but_definitions = tuple(r for r in self.rules if r.id not in DEFINITION_RULES)
+        #: Matcher keys of recorded requests, by (cassette index, exchange index, matcher name).
+        self._recorded_keys: dict[tuple[int, int, str], Any] = {}
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
@@ -184,7 +204,9 @@ class Simulator(EventLog):
             return self._reject(rid, 400, "broken JSON", invalid_request(
                 f"There was an error parsing the body of your request: {reason}{where}. The body "
                 "must be a JSON object.", request_id=rid))
-        if _depth(body) > MAX_DEPTH:
+        hist = self._history.analyse(body, self._rule_ids, request.headers) \
+            if isinstance(body, dict) else None
+        if body_depth(body, hist, MAX_DEPTH) > MAX_DEPTH:
             return self._reject(rid, 400, "nested too deeply", invalid_request(
                 f"The request body is nested more than {MAX_DEPTH} levels deep; keep it under "
                 f"{MAX_DEPTH}.", request_id=rid))
@@ -192,27 +214,37 @@ class Simulator(EventLog):
             return self._reject(rid, 400, "body not an object", invalid_request(
                 f"The request body must be a JSON object, got {type(body).__name__}.",
                 request_id=rid))
-        self._emit(RequestReceived(rid, request.method, path, body, dict(request.headers)))
-        return self._messages(request, body, rid)
+        # The log keeps the bytes (parsed again on access): see events.RequestReceived.
+        self._emit(RequestReceived(rid, request.method, path, None, dict(request.headers),
+                                   raw=request.body))
+        return self._messages(request, body, rid, hist)
 
     # --- the Messages flow -------------------------------------------------------------------
 
-    def _messages(self, request: SimRequest, body: dict[str, Any], rid: str) -> SimResponse:
+    def _messages(self, request: SimRequest, body: dict[str, Any], rid: str,
+                  hist: RequestHistory | None = None) -> SimResponse:
         if self.recorded_time:
             self._follow_recorded_time()
-        ctx = RuleContext(body, request.headers, self.state)
-        violations = run_rules(ctx, self.rules)
+        ctx = RuleContext(body, request.headers, self.state, history=hist)
+        same = hist is not None and hist.same_definitions
+        violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
+        if hist is not None and not violations and not any(
+                n.startswith("rule ") for n in ctx.notes):
+            aligned = "messages" in ctx.__dict__ and len(ctx.raw_messages) == len(hist.messages)
+            self._history.passed(hist, self._rule_ids,
+                                 (ctx.messages, ctx._combined_of) if aligned else None)
         for note in ctx.notes:
             if note not in self._noted:
                 self._noted.add(note)
                 self._emit(Note(rid, note))
         if violations:
             return self._answer_violation(body, violations, rid)
-        incoming = MatchRequest(request.method, normalize_path(request.path), body)
+        incoming = MatchRequest(request.method, normalize_path(request.path), body, hist)
         found = self._find(incoming, rid)
         if isinstance(found, SimResponse):
             return found
-        ci, ex, replayed = found
+        ci, ex, how = found
+        replayed, repeated = how == "retry", how == "repeat"
         cassette = self.cassettes[ci]
         if ex.expect_rule:
             self._emit(ExpectationUnmet(rid, cassette.id, _p(cassette), ex.index,
@@ -230,15 +262,17 @@ class Simulator(EventLog):
         resp, message, mode = self._render(ex, stream, rid)
         if fault is not None:
             resp = apply_fault(fault, rid, lambda: resp, self.clock)
-        if not replayed:
+        if not replayed and not repeated:
             self._consume(ci)
-            self.state.on_request_served(body)
+            # Answered ids only matter while calls are pending (they are popped from those).
+            self.state.on_request_served(
+                body, answered=_answered(hist) if self.state.pending_calls else set())
             if message is not None:
                 self.state.on_response(message, repl_state=self._repl_state(body))
-        if fault is not None:  # only a slow fault gets here: remember it for a timed-out retry
-            self._slow = (ci, ex.index, body)
+        if fault is not None and not repeated:  # only a slow fault gets here: remember it for
+            self._slow = (ci, ex.index, body)     # a timed-out retry
         self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
-                                       resp.is_stream, mode, replayed=replayed))
+                                  resp.is_stream, mode, replayed=replayed, repeated=repeated))
         return resp
 
     def _answer_violation(self, body: dict[str, Any], violations: list[Any], rid: str) -> SimResponse:
@@ -264,14 +298,17 @@ class Simulator(EventLog):
                                                      str(c.exchanges[cur].expect_rule), first.rule_id))
         return resp
 
-    def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, bool] | SimResponse:
+    def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, str] | SimResponse:
+        """``(cassette index, exchange, how)``, how being ``next``, ``retry`` (after a slow
+        fault) or ``repeat``; or the error response."""
         if self._slow is not None and self._slow[2] == dict(incoming.body):
             # The same request right after a slow response: a client that timed out retries.
             ci, idx, _ = self._slow
             self._slow = None
-            return ci, self.cassettes[ci].exchanges[idx], True
+            return ci, self.cassettes[ci].exchanges[idx], "retry"
         order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
         failures: list[tuple[int, MatchFailure]] = []
+        incoming_keys: dict[str, Any] = {}
         for ci in order:
             c = self.cassettes[ci]
             cur = self._cursors[ci]
@@ -282,11 +319,15 @@ class Simulator(EventLog):
             # endpoint and model), not on the fields the broken request may lack.
             matchers = [m for m in self.matchers if m.name in _EXPECT_RULE_MATCHERS] \
                 if ex.expect_rule else self.matchers
-            failure = first_failure(matchers, MatchRequest.from_recorded(ex.request), incoming)
+            failure = self._first_failure(ci, ex, matchers, incoming, incoming_keys)
             if failure is None:
                 self._active = ci
-                return ci, ex, False
+                return ci, ex, "next"
             failures.append((ci, failure))
+        if self.replay == "repeat":
+            again = self._find_repeat(incoming, incoming_keys)
+            if again is not None:
+                return again[0], again[1], "repeat"
         if not failures:
             names = ", ".join(f"`{c.id}`" for c in self.cassettes)
             self._emit(Mismatch(rid, "", None, -1, "exhausted", None, None))
@@ -300,11 +341,52 @@ class Simulator(EventLog):
                                  failure.received, refused=self.strict_matching))
         if not self.strict_matching and not c.exchanges[cur].expect_rule:
             self._active = ci
-            return ci, c.exchanges[cur], False
+            return ci, c.exchanges[cur], "next"
         return invalid_request(
             f"tooluse simulator: the request does not match exchange {cur} of cassette `{c.id}` "
             f"({_p(c)}): matcher `{failure.matcher}` expected {_short(failure.expected)}, "
             f"received {_short(failure.received)}.", request_id=rid)
+
+    def _find_repeat(self, incoming: MatchRequest,
+                     incoming_keys: dict[str, Any]) -> tuple[int, Exchange] | None:
+        """An already-served exchange matching ``incoming`` on every matcher (``replay="repeat"``):
+        the last one repeated first, then every served one in cassette order."""
+        def candidates() -> Iterator[tuple[int, int]]:
+            if self._last_repeat is not None:
+                yield self._last_repeat
+            for ci, cur in enumerate(self._cursors):
+                yield from ((ci, i) for i in range(cur))
+
+        for ci, i in candidates():
+            ex = self.cassettes[ci].exchanges[i]
+            if ex.expect_rule:
+                continue
+            if self._first_failure(ci, ex, self.matchers, incoming, incoming_keys) is None:
+                self._last_repeat = (ci, i)
+                return ci, ex
+        return None
+
+    def _first_failure(self, ci: int, ex: Exchange, matchers: Sequence[Matcher],
+                       incoming: MatchRequest, incoming_keys: dict[str, Any]) -> MatchFailure | None:
+        """:func:`first_failure`, with recorded keys computed once per exchange and incoming ones
+        once per request."""
+        recorded: MatchRequest | None = None
+        for m in matchers:
+            rk = (ci, ex.index, m.name)
+            if rk in self._recorded_keys:
+                want = self._recorded_keys[rk]
+            else:
+                if recorded is None:
+                    recorded = MatchRequest.from_recorded(ex.request)
+                    if isinstance(recorded.body, dict):
+                        recorded = MatchRequest(recorded.method, recorded.path, recorded.body,
+                                                self._history.analyse(recorded.body))
+                want = self._recorded_keys[rk] = m.key(recorded)
+            got = incoming_keys[m.name] if m.name in incoming_keys else \
+                incoming_keys.setdefault(m.name, m.key(incoming))
+            if want != got:
+                return MatchFailure(m.name, want, got)
+        return None
 
     def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
         return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every)
@@ -363,6 +445,18 @@ class Simulator(EventLog):
         else:
             resp.headers.setdefault("content-type", "application/json")
         return resp
+
+
+def _answered(hist: RequestHistory | None) -> set[str] | None:
+    """The tool_use ids the request's messages answer, from each message's cached facts."""
+    if hist is None:
+        return None
+    out: set[str] = set()
+    for f, m in zip(hist.facts, hist.messages, strict=True):
+        if f.answered is None:
+            f.answered = frozenset(answered_ids(m)) if isinstance(m, dict) else frozenset()
+        out |= f.answered
+    return out
 
 
 def _depth(value: Any) -> int:

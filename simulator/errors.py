@@ -43,7 +43,19 @@ class RequestIds:
         self._rng = random.Random(seed)
 
     def new(self) -> str:
-        return "req_011C" + "".join(self._rng.choice(_ALPHABET) for _ in range(20))
+        # ``random.choice(_ALPHABET)`` 20 times, with the very same draws (so the same ids by
+        # seed): each choice takes one 32-bit word's top 6 bits, again while they are >= 62.
+        # ``getrandbits(32 * m)`` yields the next m words at once, least significant first.
+        out: list[str] = []
+        rng = self._rng
+        while len(out) < 20:
+            m = 20 - len(out)
+            words = rng.getrandbits(32 * m)
+            for i in range(m):
+                r = (words >> (32 * i + 26)) & 63
+                if r < 62:
+                    out.append(_ALPHABET[r])
+        return "req_011C" + "".join(out)
 
 
 _default_ids = RequestIds()

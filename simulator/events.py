@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -20,13 +21,50 @@ class Event:
         return {"kind": self.kind, **asdict(self)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, eq=False)
 class RequestReceived(Event):
+    """A request reached the Messages flow. ``body`` is its parsed JSON body.
+
+    Given ``raw`` (the body's bytes) instead of a parsed ``body``, the event keeps the bytes and
+    parses them on first access: a log of parsed bodies keeps thousands of objects alive per
+    request, which makes every full garbage collection of the process slower (see
+    docs/performance.md).
+    """
+
     kind: ClassVar[str] = "request_received"
     method: str
     path: str
-    body: Any
     headers: dict[str, str]
+
+    def __init__(self, request_id: str, method: str, path: str, body: Any = None,
+                 headers: dict[str, str] | None = None, *, raw: bytes | None = None) -> None:
+        object.__setattr__(self, "request_id", request_id)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "headers", headers if headers is not None else {})
+        object.__setattr__(self, "_body", body)
+        object.__setattr__(self, "_raw", raw)
+
+    @property
+    def body(self) -> Any:
+        if self._raw is not None:  # type: ignore[attr-defined]
+            object.__setattr__(self, "_body", json.loads(self._raw.decode("utf-8")))  # type: ignore[attr-defined]
+            object.__setattr__(self, "_raw", None)
+        return self._body  # type: ignore[attr-defined]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "request_id": self.request_id, "method": self.method,
+                "path": self.path, "body": self.body, "headers": self.headers}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RequestReceived) and self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash((self.request_id, self.method, self.path))
+
+    def __repr__(self) -> str:
+        return (f"RequestReceived(request_id={self.request_id!r}, method={self.method!r}, "
+                f"path={self.path!r}, body={self.body!r}, headers={self.headers!r})")
 
 
 @dataclass(frozen=True)
@@ -56,6 +94,9 @@ class ExchangeServed(Event):
     expect_rule: str | None = None
     #: Served again to a retry after a ``slow`` fault.
     replayed: bool = False
+    #: Served again, statelessly, to a request matching an exchange already served
+    #: (``Simulator(replay="repeat")``).
+    repeated: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,11 @@ name with :func:`matchers_by_name`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .history import RequestHistory
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class MatchRequest:
     method: str
     path: str
     body: Mapping[str, Any]
+    #: The engine's per-message facts of ``body`` (:mod:`simulator.history`), when it has them.
+    history: RequestHistory | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_recorded(cls, request: Mapping[str, Any]) -> MatchRequest:
@@ -69,6 +74,11 @@ def _list(value: Any) -> list[Any]:
 
 
 def _tools_key(r: MatchRequest) -> Any:
+    tf = r.history.tools_facts if r.history is not None else None
+    if tf is not None:  # the same tools (exactly): the same key
+        if tf.match_key is None:
+            tf.match_key = _tools_key(MatchRequest(r.method, r.path, r.body))
+        return tf.match_key
     tools = _list(r.body.get("tools"))
     out = []
     for t in tools:
@@ -77,17 +87,29 @@ def _tools_key(r: MatchRequest) -> Any:
     return out
 
 
+def _block_types(content: Any) -> list[Any]:
+    """``[b["type"] for b in blocks_of(content)]`` without building the blocks."""
+    if isinstance(content, str):
+        return ["text"]
+    if isinstance(content, list):
+        return [b.get("type") for b in content if isinstance(b, dict)]
+    return []
+
+
 def _shape_key(r: MatchRequest) -> Any:
+    h = r.history
+    if h is not None:  # each message's shape, computed once across requests
+        from .history import shapes
+        return shapes(h)
     msgs = _list(r.body.get("messages"))
-    return [(m.get("role"), [b.get("type") for b in blocks_of(m.get("content"))])
-            for m in msgs if isinstance(m, dict)]
+    return [(m.get("role"), _block_types(m.get("content"))) for m in msgs if isinstance(m, dict)]
 
 
 def _answered_key(r: MatchRequest) -> Any:
-    msgs = [m for m in _list(r.body.get("messages")) if isinstance(m, dict)]
-    if not msgs or msgs[-1].get("role") != "user":
+    last = next((m for m in reversed(_list(r.body.get("messages"))) if isinstance(m, dict)), None)
+    if last is None or last.get("role") != "user":
         return []
-    return sorted(str(b.get("tool_use_id")) for b in blocks_of(msgs[-1].get("content"))
+    return sorted(str(b.get("tool_use_id")) for b in blocks_of(last.get("content"))
                   if b.get("type") == "tool_result")
 
 

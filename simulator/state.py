@@ -111,6 +111,13 @@ def result_tool_use_ids(content: Iterable[Mapping[str, Any]]) -> set[str]:
             if str(b.get("type", "")).endswith("_tool_result") and "tool_use_id" in b}
 
 
+def answered_ids(message: Mapping[str, Any]) -> set[str]:
+    """The tool_use ids a message answers: its ``tool_result`` and ``*_tool_result`` blocks."""
+    blocks = blocks_of(message.get("content"))
+    return {str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"} | \
+        result_tool_use_ids(blocks)
+
+
 def conversation_key(body: Mapping[str, Any]) -> str:
     """A conversation is known by its first message (every request resends the history)."""
     msgs = body.get("messages")
@@ -139,6 +146,7 @@ class SimState:
         self.pending_calls: dict[str, PendingCall] = {}
         self.paused_turns: dict[str, PausedTurn] = {}
         self._conversation = ""
+        self._conversation_of: Mapping[str, Any] | None = None
         self.pending_server_tools: dict[str, str] = {}
         self._uploads: set[str] = set()
 
@@ -182,21 +190,26 @@ class SimState:
 
     # --- updates from requests and responses ------------------------------------------------
 
-    def on_request_served(self, body: Mapping[str, Any]) -> None:
-        """A request passed the rules and was answered: clear what it resolved."""
+    def on_request_served(self, body: Mapping[str, Any], *,
+                          answered: set[str] | None = None) -> None:
+        """A request passed the rules and was answered: clear what it resolved. ``answered``:
+        the ids its messages answer (:func:`answered_ids` of each), when already known."""
         raw = body.get("messages")
-        msgs = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-        answered: set[str] = set()
-        for m in msgs:
-            answered |= {str(b.get("tool_use_id")) for b in blocks_of(m.get("content"))
-                         if b.get("type") == "tool_result"}
-            answered |= result_tool_use_ids(blocks_of(m.get("content")))
+        msgs = raw if isinstance(raw, list) else []
+        if answered is None:
+            answered = set()
+            for m in msgs:
+                if isinstance(m, dict):
+                    answered |= answered_ids(m)
         for tid in answered:
             self.pending_calls.pop(tid, None)
-        self._conversation = conversation_key(body)
-        self.paused_turns.pop(self._conversation, None)
+        self._conversation_of = body  # its key is computed when needed (a pause_turn)
+        if self.paused_turns:
+            self.paused_turns.pop(self._conversation_key(), None)
         self.pending_server_tools.clear()
-        last = msgs[-1] if msgs and msgs[-1].get("role") == "user" else None
+        last = next((m for m in reversed(msgs) if isinstance(m, dict)), None)
+        if last is not None and last.get("role") != "user":
+            last = None
         self._uploads = {str(b["file_id"]) for b in blocks_of(last.get("content")) if
                          b.get("type") == "container_upload" and "file_id" in b} if last else set()
         cid = container_param_id(body)
@@ -229,7 +242,13 @@ class SimState:
             elif t == "server_tool_use" and str(b.get("id")) not in results:
                 self.pending_server_tools[str(b.get("id"))] = str(b.get("name"))
         if message.get("stop_reason") == "pause_turn":
-            self.paused_turns[self._conversation] = PausedTurn(tuple(content), message.get("id"), cid)
+            self.paused_turns[self._conversation_key()] = PausedTurn(tuple(content), message.get("id"), cid)
+
+    def _conversation_key(self) -> str:
+        if self._conversation_of is not None:
+            self._conversation = conversation_key(self._conversation_of)
+            self._conversation_of = None
+        return self._conversation
 
     @property
     def paused(self) -> PausedTurn | None:
@@ -238,6 +257,8 @@ class SimState:
 
     def paused_for(self, body: Mapping[str, Any]) -> PausedTurn | None:
         """The paused turn of the conversation ``body`` continues, if any."""
+        if not self.paused_turns:
+            return None
         return self.paused_turns.get(conversation_key(body))
 
     def pending_for(self, ids: Iterable[str]) -> list[PendingCall]:

@@ -46,6 +46,16 @@ ALL_RULES: tuple[Rule, ...] = tuple(RULES[i] for i in ORDER) + tuple(
 #: ``messages.roles.alternate`` is off: live traffic (real_traffic ``pysdk__096``) shows the API
 #: accepting two user turns in a row (it combines them). Enable it with ``rules=ALL_RULES``.
 DEFAULT_RULES: tuple[Rule, ...] = tuple(r for r in ALL_RULES if r.default)
+#: Rules whose verdict depends only on the tool definitions, ``model``, ``tool_choice`` and the
+#: betas (body ``betas`` and the ``anthropic-beta`` header): neither messages nor state. The
+#: engine skips them for a request whose definitions equal those of the last request that passed
+#: every rule (:mod:`simulator.history`).
+DEFINITION_RULES = frozenset({
+    "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
+    "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",
+    "ptc.strict_unsupported", "ptc.disable_parallel_tool_use_unsupported", "ptc.recursive_ref",
+    "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller",
+})
 
 
 def rules_except(*ids: str, base: Iterable[Rule] | None = None) -> tuple[Rule, ...]:
@@ -61,5 +71,5 @@ def check_request(body: Mapping[str, Any], headers: Mapping[str, str], state: Si
     return run_rules(RuleContext(body, headers, state), rules)
 
 
-__all__ = ["ALL_RULES", "DEFAULT_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
+__all__ = ["ALL_RULES", "DEFAULT_RULES", "DEFINITION_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
            "rules_except"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from ..history import RequestHistory
 from ..matchers import blocks_of
 from ..registry import ALLOWED_CALLERS, TOOLS, ToolVersion
 from ..sources import Source
@@ -92,6 +93,8 @@ class RuleContext:
     headers: Mapping[str, str]
     state: SimState
     notes: list[str] = field(default_factory=list)
+    #: What the engine already knows about the resent messages (:mod:`simulator.history`).
+    history: RequestHistory | None = None
 
     @property
     def model(self) -> str:
@@ -109,13 +112,40 @@ class RuleContext:
         content as a list of blocks. Error paths (``messages.N.content.M``) index this list, as
         the API's do (real_traffic pysdk__111/112: two user turns answered as ``messages.0``)."""
         out: list[dict[str, Any]] = []
-        for m in self.raw_messages:
+        combined_of: list[int] = []  # raw index (of a dict message) -> combined index
+        raw = self.raw_messages
+        start = 0
+        h = self.history
+        if h is not None and h.prev_combined is not None and h.prev_combined_of is not None \
+                and len(raw) == len(h.messages):
+            # The combined messages made only of the shared prefix are the last request's.
+            c = h.prev_combined_of[h.shared - 1]
+            out = h.prev_combined[:c]
+            start = h.prev_combined_of.index(c)
+            combined_of = h.prev_combined_of[:start]
+        for m in raw[start:]:
             blocks = blocks_of(m.get("content"))
             if out and out[-1].get("role") == m.get("role"):
                 out[-1]["content"].extend(blocks)
             else:
-                out.append({**m, "content": list(blocks)})
+                out.append({**m, "content": blocks})
+            combined_of.append(len(out) - 1)
+        self._combined_of = combined_of
         return out
+
+    def pair_start(self, *, same_tools: bool = False) -> int:
+        """The first index ``i`` from which a rule judging pairs of combined messages
+        ``(i - 1, i)`` or ``(i, i + 1)`` must look: the pairs before it were judged, identical, in
+        the last request that passed every rule (:mod:`simulator.history`). ``same_tools``: the
+        verdict also depends on ``tools``. 0 when nothing is known."""
+        h = self.history
+        if h is None or h.shared == 0 or (same_tools and not h.same_tools):
+            return 0
+        ms = h.messages
+        if len(self.raw_messages) != len(ms) or h.shared > len(ms):
+            return 0  # some message is not an object: no shortcut
+        self.messages  # noqa: B018  (computes the raw -> combined index map)
+        return max(0, self._combined_of[h.shared - 1] - 1)
 
     @cached_property
     def tools(self) -> list[dict[str, Any]]:
@@ -132,7 +162,8 @@ class RuleContext:
         return out
 
     def content(self, i: int) -> list[dict[str, Any]]:
-        return blocks_of(self.messages[i].get("content"))
+        """The blocks of combined message ``i`` (the list itself: do not modify it)."""
+        return self.messages[i]["content"]
 
     def tool_version(self, tool: Mapping[str, Any]) -> ToolVersion | None:
         t = tool.get("type")

@@ -66,8 +66,9 @@ def roles_alternate(ctx: RuleContext) -> str | None:
       statement="Every tool_result answers a tool_use of the immediately preceding assistant message.",
       message=UNEXPECTED_TOOL_RESULT)
 def answers_previous_tool_use(ctx: RuleContext) -> str | None:
-    for i, m in enumerate(ctx.messages):
-        if m.get("role") != "user":
+    messages = ctx.messages
+    for i in range(ctx.pair_start(), len(messages)):
+        if messages[i].get("role") != "user":
             continue
         prev_ids = set(_tool_use_ids(ctx, i - 1)) if i > 0 and \
             ctx.messages[i - 1].get("role") == "assistant" else set()
@@ -88,17 +89,20 @@ def answers_previous_tool_use(ctx: RuleContext) -> str | None:
                 "message.",
       message=TOOL_USE_WITHOUT_RESULT)
 def answered_once_in_next_message(ctx: RuleContext) -> str | None:
-    n = len(ctx.messages)
-    for i, m in enumerate(ctx.messages):
-        if m.get("role") != "assistant" or i == n - 1:
+    messages = ctx.messages
+    n = len(messages)
+    server: set[str] | None = None
+    for i in range(ctx.pair_start(same_tools=True), n):
+        if messages[i].get("role") != "assistant" or i == n - 1:
             continue  # a trailing assistant message is a prefill or a resent paused turn
         ids = _tool_use_ids(ctx, i)
         if not ids:
             continue
-        nxt = ctx.content(i + 1) if ctx.messages[i + 1].get("role") == "user" else []
+        nxt = ctx.content(i + 1) if messages[i + 1].get("role") == "user" else []
         # A client tool_result cannot answer a `tool_use` that names a server tool (real traffic
         # pydai__486/487: such an id is reported as unanswered) [I].
-        server = _server_tool_names(ctx)
+        if server is None:
+            server = _server_tool_names(ctx)
         by_id = {str(b.get("id")): b.get("name") for b in ctx.content(i) if b.get("type") == "tool_use"}
         answered = [str(b.get("tool_use_id")) for b in nxt if b.get("type") == "tool_result"
                     and by_id.get(str(b.get("tool_use_id"))) not in server]
@@ -123,8 +127,9 @@ def answered_once_in_next_message(ctx: RuleContext) -> str | None:
                 "other content.",
       message=TOOL_USE_WITHOUT_RESULT)
 def before_other_content(ctx: RuleContext) -> str | None:
-    for i, m in enumerate(ctx.messages[:-1]):
-        if m.get("role") != "assistant" or not _tool_use_ids(ctx, i):
+    messages = ctx.messages
+    for i in range(ctx.pair_start(), len(messages) - 1):
+        if messages[i].get("role") != "assistant" or not _tool_use_ids(ctx, i):
             continue
         if ctx.messages[i + 1].get("role") != "user":
             continue

@@ -97,11 +97,19 @@ class Pending:
         return self.server_tool_uses[0]
 
 
+def _pending(ctx: RuleContext) -> Pending:
+    """``Pending(ctx)``, computed once per request (three rules read it)."""
+    p = ctx.__dict__.get("_pending")
+    if p is None:
+        p = ctx.__dict__["_pending"] = Pending(ctx)
+    return p
+
+
 @rule("ptc.container.required", source=protocol(_ERRS, "3P"),
       statement="A request answering pending programmatic tool calls sends the container id.",
       message=CONTAINER_REQUIRED)
 def container_required(ctx: RuleContext) -> str | None:
-    p = Pending(ctx)
+    p = _pending(ctx)
     if p.assistant is None or container_param_id(ctx.body) is not None:
         return None
     if p.calls:
@@ -118,7 +126,7 @@ def container_required(ctx: RuleContext) -> str | None:
                 "only tool_result blocks.",
       message=SERVER_TOOL_WITHOUT_RESULT)
 def pending_only_tool_results(ctx: RuleContext) -> str | None:
-    p = Pending(ctx)
+    p = _pending(ctx)
     waiting = p.waiting_server_tool()
     if waiting is None:
         return None
@@ -132,7 +140,7 @@ def pending_only_tool_results(ctx: RuleContext) -> str | None:
       statement="The result of a programmatic call is a string or text blocks only.",
       message=TEXT_CONTENT_ONLY)
 def text_content_only(ctx: RuleContext) -> str | None:
-    p = Pending(ctx)
+    p = _pending(ctx)
     if not p.calls:
         return None
     ids = {str(c.get("id")) for c in p.calls}

@@ -16,12 +16,20 @@ from .base import RuleContext, rule
 SKIPPED_NOTE = "request.schema skipped: simulator.validation is not available yet"
 
 
+_found: list[Any] = []
+
+
 def _validator() -> Any:
+    if _found:
+        return _found[0]
     try:
         mod = importlib.import_module("simulator.validation")
     except ImportError:
         return None
-    return getattr(mod, "validate", None)
+    fn = getattr(mod, "validate", None)
+    if fn is not None:
+        _found.append(fn)
+    return fn
 
 
 def _api_path(pointer: str) -> str:
@@ -51,4 +59,13 @@ def request_schema(ctx: RuleContext) -> str | None:
     if validate is None:
         ctx.notes.append(SKIPPED_NOTE)
         return None
+    h = ctx.history
+    if h is not None:
+        # Message items validate independently: those known valid need not be validated again.
+        from ..validation import is_valid
+        unknown = [m for m, f in zip(h.messages, h.facts, strict=True) if not f.valid]
+        if is_valid({**ctx.body, "messages": unknown}, "request"):
+            for f in h.facts:
+                f.valid = True
+            return None
     return _first_error(validate(dict(ctx.body), "request", strict=False))

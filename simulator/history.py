@@ -1,0 +1,227 @@
+"""What the engine already knows about the messages a request resends.
+
+An agent loop resends the whole conversation with every request, so a request of turn N carries
+the N-1 turns the simulator judged already. :class:`History` remembers facts about each message,
+keyed by the message's exact encoding (``marshal``: types are kept, so ``1``, ``1.0`` and ``True``
+differ, and so does key order; a different encoding is only a cache miss), and the messages of
+the last request that passed every rule. The engine and the rules use it to judge only what is
+new; every answer stays the one a full judgement gives:
+
+- nesting depth: the body's depth is computed from each message's (measured once);
+- ``request.schema``: message items validate independently (``messages.items``), so only the
+  messages not yet known valid are validated, with the rest of the body;
+- pairwise conversation rules (``messages.tool_result.*``, ``messages.tool_use.*``): pairs of
+  combined messages lying entirely inside the prefix shared with the last request that passed
+  every rule (same tools) passed then and pass now; the rules start after them;
+- the state's answered tool_use ids per message.
+
+``History(limit=...)`` bounds the facts kept (oldest forgotten first).
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_LIMIT = 4096
+#: Version 2: no back-references (version 3+ writes one where an object is shared, so the same
+#: content could encode differently from one request to the next).
+_MARSHAL_VERSION = 2
+#: Messages whose encoding is larger are judged every time (keeps the memory bounded).
+MAX_KEY_BYTES = 1 << 20
+#: Total encoded bytes the facts are kept for.
+MAX_TOTAL_BYTES = 64 << 20
+
+
+@dataclass(slots=True, eq=False)
+class MessageFacts:
+    """Facts about one message, each computed at most once (None: not known yet)."""
+
+    depth: int | None = None
+    #: Valid against ``messages.items`` in lenient mode (True only; a failure is never cached).
+    valid: bool = False
+    answered: frozenset[str] | None = None
+    #: ``(role, [block types])``, what the ``messages.shape`` matcher compares.
+    shape: tuple[Any, list[Any]] | None = None
+    #: The ``tools`` matcher's key (for the facts of a ``tools`` value).
+    match_key: list[Any] | None = None
+
+
+def _key(value: Any) -> bytes | None:
+    try:
+        key = marshal.dumps(value, _MARSHAL_VERSION)
+    except ValueError:  # an unmarshallable or too deeply nested value: never cached
+        return None
+    return key if len(key) <= MAX_KEY_BYTES else None
+
+
+@dataclass(slots=True)
+class RequestHistory:
+    """One request's messages, their keys and facts, and how much it shares with the last
+    request that passed every rule."""
+
+    messages: list[Any]
+    keys: list[bytes | None]
+    facts: list[MessageFacts]
+    #: Leading messages identical to the last request that passed every rule (same rules).
+    shared: int = 0
+    #: The tools are identical to that request's.
+    same_tools: bool = False
+    tools_key: bytes | None = None
+    #: The last passing request's combined messages (``RuleContext.messages``) and, per raw
+    #: message, its combined index: the prefix is reused instead of combined again.
+    prev_combined: list[dict[str, Any]] | None = None
+    prev_combined_of: list[int] | None = None
+    #: Depth of ``tools`` (cached with the message facts).
+    tools_facts: MessageFacts | None = None
+    #: What the definition rules read (tools, model, tool_choice, betas), encoded; and whether
+    #: it equals the last passing request's (those rules passed it, so they pass this one).
+    definitions_key: bytes | None = None
+    same_definitions: bool = False
+
+
+class History:
+    """Per-message facts across the requests of one simulator; see the module docstring."""
+
+    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+        self.limit = limit
+        self._facts: dict[bytes, MessageFacts] = {}
+        self._bytes = 0
+        self._last_keys: list[bytes | None] = []
+        self._last_tools: bytes | None = None
+        self._last_rules: tuple[str, ...] = ()
+        self._last_combined: tuple[list[dict[str, Any]], list[int]] | None = None
+        self._last_definitions: bytes | None = None
+
+    def analyse(self, body: Mapping[str, Any], rules: Sequence[str] = (),
+                headers: Mapping[str, str] | None = None) -> RequestHistory | None:
+        """The request's messages with their facts (None when ``messages`` is not a list).
+        ``headers``: the request's, for the definitions key (without them there is none)."""
+        msgs = body.get("messages")
+        if not isinstance(msgs, list):
+            return None
+        keys: list[bytes | None]
+        try:
+            raw = [marshal.dumps(m, _MARSHAL_VERSION) for m in msgs]
+        except ValueError:  # something not encodable: judge message by message
+            keys = [_key(m) for m in msgs]
+        else:
+            keys = list(raw) if sum(map(len, raw)) <= MAX_KEY_BYTES else \
+                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
+        get = self._facts.get
+        facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
+        if None in facts:
+            facts = [f if f is not None else self._facts_for(k) for f, k in zip(facts, keys, strict=True)]
+        tools = body.get("tools")
+        tools_key = _key(tools) if tools is not None else None
+        shared = 0
+        if tuple(rules) == self._last_rules:
+            last = self._last_keys
+            n = min(len(keys), len(last))
+            while shared < n and keys[shared] is not None and keys[shared] == last[shared]:
+                shared += 1
+        req = RequestHistory(msgs, keys, facts, shared,
+                             tools_key is not None and tools_key == self._last_tools, tools_key)
+        if shared and self._last_combined is not None:
+            req.prev_combined, req.prev_combined_of = self._last_combined
+        if tools_key is not None:
+            req.tools_facts = self._facts_for(b"tools:" + tools_key)
+        if headers is not None:
+            rest = _key((body.get("model"), body.get("tool_choice"), body.get("betas"),
+                         headers.get("anthropic-beta")))
+            if rest is not None and (tools_key is not None or tools is None):
+                req.definitions_key = (tools_key or b"") + b"|" + rest
+                req.same_definitions = (req.definitions_key == self._last_definitions
+                                        and tuple(rules) == self._last_rules)
+        return req
+
+    def _facts_for(self, k: bytes | None) -> MessageFacts:
+        store = self._facts
+        f = store.get(k) if k is not None else None
+        if f is None:
+            f = MessageFacts()
+            if k is not None:
+                while store and (len(store) >= self.limit
+                                 or self._bytes + len(k) > MAX_TOTAL_BYTES):
+                    old = next(iter(store))
+                    self._bytes -= len(old)
+                    del store[old]
+                store[k] = f
+                self._bytes += len(k)
+        return f
+
+    def passed(self, req: RequestHistory, rules: Sequence[str],
+               combined: tuple[list[dict[str, Any]], list[int]] | None = None) -> None:
+        """``req`` passed every rule in ``rules``: its messages become the known-good prefix.
+        ``combined``: its combined messages and raw -> combined index map, when computed (and
+        every message is an object)."""
+        self._last_keys = req.keys
+        self._last_tools = req.tools_key
+        self._last_rules = tuple(rules)
+        self._last_combined = combined
+        self._last_definitions = req.definitions_key
+
+
+def shape_of(message: Any) -> tuple[Any, list[Any]]:
+    """A message's ``(role, [block types])``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return message.get("role"), ["text"]
+    if isinstance(content, list):
+        return message.get("role"), [b.get("type") for b in content if isinstance(b, dict)]
+    return message.get("role"), []
+
+
+def shapes(req: RequestHistory) -> list[tuple[Any, list[Any]]]:
+    """:func:`shape_of` of every object message, each computed once across requests."""
+    return [f.shape if f.shape is not None else _shape(f, m)
+            for f, m in zip(req.facts, req.messages, strict=True) if isinstance(m, dict)]
+
+
+def _shape(f: MessageFacts, m: Any) -> tuple[Any, list[Any]]:
+    f.shape = shape_of(m)
+    return f.shape
+
+
+def depth_of(value: Any, limit: int) -> int:
+    """How deeply ``value`` nests (containers only; iterative, stops past ``limit``)."""
+    level = [value] if isinstance(value, dict | list) else []
+    d = 0
+    while level:
+        d += 1
+        if d > limit:
+            return d
+        nxt: list[Any] = []
+        for node in level:
+            nxt += [v for v in (node.values() if isinstance(node, dict) else node)
+                    if isinstance(v, dict | list)]
+        level = nxt
+    return d
+
+
+def _measure(f: MessageFacts, m: Any, limit: int) -> int:
+    f.depth = depth_of(m, limit)
+    return f.depth
+
+
+def body_depth(body: Any, req: RequestHistory | None, limit: int) -> int:
+    """The depth of ``body`` (as :func:`depth_of`), reusing each message's known depth."""
+    if req is None or not isinstance(body, dict):
+        return depth_of(body, limit)
+    deepest = max([f.depth if f.depth is not None else _measure(f, m, limit)
+                   for f, m in zip(req.facts, req.messages, strict=True)], default=0)
+    messages_depth = 1 + deepest  # the messages list itself
+    rest = 0
+    for k, v in body.items():
+        if k == "messages" or not isinstance(v, dict | list):
+            continue
+        tf = req.tools_facts if k == "tools" else None
+        if tf is None:
+            rest = max(rest, depth_of(v, limit))
+        else:
+            if tf.depth is None:
+                tf.depth = depth_of(v, limit)
+            rest = max(rest, tf.depth)
+    return 1 + max(messages_depth, rest)
