@@ -2,12 +2,19 @@
 
 Each variant drives the unmodified ``anthropic`` SDK through the same conversation:
 
-- ``floor``: an ``httpx2.MockTransport`` handing back the canned response, no checks at all;
-- ``vcr``: VCR.py replaying a cassette recorded from the same exchanges (record mode ``none``);
-- ``simulator``: the tooluse simulator, full rule checking, through its in-process transport.
+- ``floor``: an ``httpx2.MockTransport`` handing back the canned response, no checks at all: the
+  very bytes the simulator serves (compact JSON; for a stream, the events the simulator
+  synthesizes, encoded once before timing), so the SDK does the same parsing work in every variant;
+- ``vcr``: VCR.py replaying a cassette recorded from the floor (record mode ``none``);
+- ``simulator``: the tooluse simulator, every default rule on (``request.schema`` included),
+  through its in-process ``httpx2`` transport.
 
-A conversation's cost includes loading its cassette (what a user pays per test). Variants are
-interleaved round by round so machine noise hits them alike; the median per-request time is kept.
+Every variant pays the SDK client's own work (building, sending and parsing each request and
+response, creating the client). A conversation's cost includes loading its cassette (what a user
+pays per test: VCR.py reads its YAML file, the simulator parses its JSON cassette and builds a
+``Simulator``). Variants are interleaved round by round so machine noise hits them alike; time is
+this process's CPU time (``time.process_time``: on a shared machine wall time also counts other
+processes' work), and the median per-request time over the rounds is kept.
 """
 
 from __future__ import annotations
@@ -44,8 +51,17 @@ def _drive(client: anthropic.Anthropic, pairs: Pairs, stream: bool) -> None:
             client.messages.create(**request)
 
 
+def canned(message: dict[str, Any], stream: bool) -> bytes:
+    """The bytes the simulator serves for ``message`` (what the floor and VCR.py hand back)."""
+    from simulator.sse import synthesize_events
+
+    if stream:
+        return b"".join(e.encode() for e in synthesize_events(message))
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
 def floor(pairs: Pairs, stream: bool) -> Runner:
-    bodies = [conversation.sse_bytes(r) if stream else json.dumps(r).encode() for _, r in pairs]
+    bodies = [canned(r, stream) for _, r in pairs]
     ctype = "text/event-stream" if stream else "application/json"
 
     def run() -> None:
@@ -90,7 +106,9 @@ def simulator_runner(pairs: Pairs, stream: bool) -> Runner:
     return run
 
 
-def measure(rounds: int = 7, reps: int = 5) -> list[dict[str, Any]]:
+def measure(rounds: int = 7, reps: int = 5, smoke: bool = False) -> list[dict[str, Any]]:
+    if smoke:
+        rounds, reps = 1, 1
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for turns in (2, 20):
@@ -108,13 +126,13 @@ def measure(rounds: int = 7, reps: int = 5) -> list[dict[str, Any]]:
                 samples: dict[str, list[float]] = {k: [] for k in variants}
                 for _ in range(rounds):
                     for name, run in variants.items():
-                        t0 = time.perf_counter()
+                        t0 = time.process_time()
                         for _ in range(reps):
                             run()
-                        samples[name].append((time.perf_counter() - t0) / (reps * turns))
+                        samples[name].append((time.process_time() - t0) / (reps * turns))
                 med = {k: statistics.median(v) for k, v in samples.items()}
                 row: dict[str, Any] = {
-                    "section": "replay", "exchanges": turns, "stream": stream,
+                    "section": "replay", "exchanges": turns, "stream": stream, "rounds": rounds,
                     "us_per_request": {k: round(v * 1e6, 1) for k, v in med.items()},
                 }
                 if "simulator" in med:

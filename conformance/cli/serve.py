@@ -24,6 +24,10 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         name, help="serve cassettes on a loopback HTTP server", description=__doc__.split("\n\n")[0])
     p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
+    p.add_argument("--repeat", action="store_true",
+                   help="serve an already-served exchange again to a request that matches it "
+                        "(stateless; for load tests and many clients sending the same "
+                        "conversation): the engine's replay='repeat'")
     add_server_options(p)
     add_fault_options(p)
     return p
@@ -101,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
     try:
-        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT, **engine_options(args))
+        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
+                       replay="repeat" if getattr(args, "repeat", False) else "once",
+                       **engine_options(args))
     except ImportError as e:
         raise UsageError(f"the replay engine is not available ({e})") from None
     serve(routes, args, f"serving {len(cassettes)} cassette(s)")
