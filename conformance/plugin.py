@@ -16,6 +16,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tooluse", "tool-use protocol conformance")
     group.addoption("--tooluse-fixtures", default=None,
                     help="cassette directory for the tooluse_simulator fixture")
+    group.addoption("--tooluse-out", default=None, metavar="DIR",
+                    help="write results.json and the reports of the conformance items into DIR "
+                         "(one report for the run, pytest-xdist workers' results merged)")
     from conformance.subjects.pytest_items import add_options
 
     add_options(group)  # --tooluse-bash SPEC, --tooluse-editor SPEC, ... (docs/subjects.md)
@@ -23,6 +26,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
+    from conformance.subjects.pytest_report import register
+
+    register(config)  # --tooluse-out DIR
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -92,6 +92,7 @@ class ConformanceItem(pytest.Item):
         from conformance.runner import run_case
 
         result = run_case(self.subject, self.check, timeout=self.timeout)
+        self.tooluse_result = result  # for --tooluse-out (conformance.subjects.pytest_report)
         self.user_properties.append(("outcome", result.outcome.value))
         if result.outcome is Outcome.SKIP:
             pytest.skip(result.message)
