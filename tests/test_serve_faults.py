@@ -5,7 +5,10 @@ held (their stream generators are closed, their threads come back)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -171,3 +174,37 @@ def test_server_held_threads_are_bounded() -> None:
     assert send({"type": "continue", "previous_message_id": "msg_0"}).status == 400  # evicted
     last = f"msg_{routes.MAX_THREADS + 49}"
     assert send({"type": "continue", "previous_message_id": last}).status == 200
+
+
+def _rss_kib(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc (Linux)")
+def test_tooluse_serve_memory_stays_bounded(tmp_path: Any) -> None:
+    """A long-running ``tooluse serve`` fed thousands of 20 kB requests: its resident memory
+    stops growing once the engine's log is full (unbounded, it grew ~30 MiB per 800)."""
+    from hostile import TOOLUSE
+
+    cassette = next(c.path for c in iter_corpus() if c.family == "bash" and c.path is not None)
+    proc = subprocess.Popen([*TOOLUSE, "serve", str(cassette), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().decode().strip()
+        body = json.dumps({"model": "claude-opus-5-5", "max_tokens": 1, "messages": [
+            {"role": "user", "content": "x" * 20_000}]}).encode()
+        raw = request_bytes("POST", "/v1/messages", {"content-type": "application/json"}, body)
+        sizes = []
+        for rounds in (800, 800, 800):
+            for _ in range(rounds):
+                assert exchange(url, raw).status == 400
+            sizes.append(_rss_kib(proc.pid))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    grown_mib = (sizes[-1] - sizes[0]) / 1024
+    assert grown_mib < 12, f"RSS {[s // 1024 for s in sizes]} MiB after each 800 requests"

@@ -17,7 +17,7 @@ from simulator.cassette import CassetteError
 from . import EXIT_OK, UsageError
 
 #: A long-running server keeps only the engine's latest events, so memory stays bounded.
-SERVE_LOG_LIMIT = 10_000
+SERVE_LOG_LIMIT = 1_000
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
