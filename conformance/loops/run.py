@@ -19,6 +19,7 @@ from typing import Any
 
 from simulator.engine import Simulator
 from simulator.http import SimRequest, SimResponse
+from simulator.routes import MessageThreads
 
 from .scenarios import LoopScenario, recorded_results
 
@@ -72,8 +73,11 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
 
             return invalid_request(f"tooluse: the loop sent more than {max_requests} requests in "
                                    f"scenario {scenario.id}; it does not converge")
-        return engine(request)
+        return threads(request)
 
+    # The SDK (2.10) tool runner keeps a conversation in a server-side message thread by default;
+    # MessageThreads expands `thread: continue` requests back to the full history for the engine.
+    threads = MessageThreads(engine)
     results = recorded_results(cassette)
 
     def run_tool(name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:

@@ -139,8 +139,8 @@ def sdk_tool_runner(client: Any, params: dict[str, Any], run_tool: RunTool | Non
     """The ``anthropic`` SDK's ``client.beta.messages.tool_runner`` as a loop subject.
 
     Client tools (custom tools, bash, text editor) become SDK runnable tools answering through
-    ``run_tool``; server tools are passed as they are. Runs with ``thread=False`` (server-side
-    message threads are not simulated).
+    ``run_tool``; server tools are passed as they are. Runs with the SDK's defaults (server-side message
+    threads included).
     """
     from anthropic.lib.tools import BetaBuiltinFunctionTool
 
@@ -159,10 +159,9 @@ def sdk_tool_runner(client: Any, params: dict[str, Any], run_tool: RunTool | Non
 
     tools = [_Tool(t) if _is_client_tool(t) else t for t in params.get("tools") or []]
     kwargs = {k: v for k, v in params.items() if k != "tools"}
-    # thread=False: the runner's default keeps the conversation in a server-side message thread
-    # (`thread: {"type": "continue", ...}`), which the simulator does not model; without it the
-    # runner sends the whole history, as every client of the documented protocol does.
-    runner = client.beta.messages.tool_runner(tools=tools, thread=False, **kwargs)
+    # The runner's default keeps the conversation in a server-side message thread (`thread:
+    # {"type": "continue", ...}`); the simulator expands those (simulator.routes.MessageThreads).
+    runner = client.beta.messages.tool_runner(tools=tools, **kwargs)
     return runner.until_done()
 
 
