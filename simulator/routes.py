@@ -184,13 +184,14 @@ def load_cassettes(source: Cassette | Sequence[Cassette] | str | Path) -> list[C
     return list(source)
 
 
-def managed_agents_mounts() -> list[tuple[str, Handler]]:
-    """A live Managed Agents simulation on its paths (empty when that package is absent)."""
+def managed_agents_mounts(*, log_limit: int | None = None) -> list[tuple[str, Handler]]:
+    """A live Managed Agents simulation on its paths (empty when that package is absent);
+    ``log_limit`` bounds its request log as the engine's (a long-running server)."""
     try:
         from .managed_agents import PATH_PREFIXES, ManagedAgentsSimulator
     except ImportError:  # pragma: no cover
         return []
-    sim = ManagedAgentsSimulator()
+    sim = ManagedAgentsSimulator(log_limit=log_limit)
     return [(prefix, sim) for prefix in PATH_PREFIXES]
 
 
@@ -202,4 +203,5 @@ def build(source: Cassette | Sequence[Cassette] | str | Path, *,
 
     cassettes = load_cassettes(source)
     return Routes(Simulator(cassettes, **engine_opts), files=FilesAPI.from_cassettes(cassettes),
-                  mounts=managed_agents_mounts() if mounts is None else mounts)
+                  mounts=managed_agents_mounts(log_limit=engine_opts.get("log_limit"))
+                  if mounts is None else mounts)

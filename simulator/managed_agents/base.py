@@ -17,7 +17,7 @@ from .rules import (
 )
 from .scenario import EMPTY, Scenario
 from .state import Agent, Environment, Session, WorkItem
-from .store import RequestRecord, Store, Violation
+from .store import RequestRecord, Store, Violation, trim
 
 BETA = "managed-agents-2026-04-01"
 DEFAULT_MODEL = "claude-opus-5"
@@ -33,8 +33,9 @@ class Base:
 
     def __init__(self, *, clock: Clock | None = None, long_poll: bool = True,
                  scenarios: dict[str, Scenario] | None = None, default_scenario: Scenario = EMPTY,
-                 require_beta_header: bool = True, max_tools: int = 256) -> None:
-        self.store = Store(clock)
+                 require_beta_header: bool = True, max_tools: int = 256,
+                 log_limit: int | None = None) -> None:
+        self.store = Store(clock, log_limit=log_limit)
         self.long_poll = long_poll
         self.scenarios = dict(scenarios or {})
         self.default_scenario = default_scenario
@@ -86,8 +87,10 @@ class Base:
                                 dict(request.query), body, resp.status,
                                 None if resp.is_stream else resp.body,
                                 request.headers.get("anthropic-worker-id"), cred,
-                                len(self.store.log))
+                                self.store.next_seq)
+            self.store.next_seq += 1
             self.store.log.append(rec)
+            trim(self.store.log, self.store.log_limit)
             self.store.changed()
         if self.on_request is not None:
             self.on_request(rec)
@@ -102,6 +105,7 @@ class Base:
             self.store.violations.append(Violation(
                 rule.id, message, {"method": request.method, "path": request.path,
                                    "query": dict(request.query), "body": body}, rule.status))
+            trim(self.store.violations, self.store.log_limit)
         resp = api_error(rule.status, None, message)
         if details is not None:
             resp.body["error"]["details"] = details

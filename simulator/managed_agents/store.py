@@ -50,8 +50,12 @@ class RequestRecord:
 
 
 class Store:
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, *, log_limit: int | None = None) -> None:
         self.clock: Clock = clock or SystemClock()
+        #: Keep only the newest ``log_limit`` requests and violations (a long-running
+        #: ``tooluse serve``); ``seq`` keeps counting, so comparisons by ``seq`` still hold.
+        self.log_limit = log_limit
+        self.next_seq = 0
         self.ids = Ids()
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
@@ -86,3 +90,9 @@ class Store:
 
     def work_for_session(self, session_id: str) -> list[WorkItem]:
         return [w for w in self.work.values() if w.session_id == session_id]
+
+
+def trim(items: list[Any], limit: int | None) -> None:
+    """Drop the oldest entries past ``limit`` (no-op without a limit)."""
+    if limit is not None and len(items) > limit:
+        del items[:len(items) - limit]
