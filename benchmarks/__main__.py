@@ -1,41 +1,60 @@
-"""``python -m benchmarks``: run every section, print a table, write ``reports/bench.json``."""
+"""``python -m benchmarks``: run every section, print a table, write ``reports/bench.json``.
+
+Sections: ``replay`` (in-process SDK replay: simulator vs VCR.py vs the transport floor),
+``serve`` (``tooluse serve`` throughput under load from a second process), ``validation``
+(blocks/s; cost growth with conversation length), ``suite`` (``tooluse run --all-reference`` +
+``tooluse lint-fixtures`` wall time), ``scaleout`` (the suite under pytest-xdist, 1 vs 2 workers).
+``--smoke`` runs each in a tiny mode (for tests: the JSON shape, not the speed).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import replay, validation
+from . import replay, serve, suite, validation
 
-SECTIONS = {"replay": replay.measure, "validation": validation.measure}
+SECTIONS: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    "replay": replay.measure, "serve": serve.measure, "validation": validation.measure,
+    "suite": suite.measure_suite, "scaleout": suite.measure_scaleout,
+}
 
 
 def _fmt(row: dict[str, Any]) -> str:
-    keys = [k for k in row if k != "section"]
-    return "  ".join(f"{k}={row[k]}" for k in keys)
+    return "  ".join(f"{k}={v}" for k, v in row.items() if k != "section")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("--only", choices=sorted(SECTIONS), action="append")
+    parser.add_argument("--only", choices=sorted(SECTIONS), action="append",
+                        help="run only this section (repeatable)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a few iterations of each section: checks it runs, not the speed")
     parser.add_argument("--out", default="reports/bench.json")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
+                               "cpus": os.cpu_count(), "smoke": args.smoke,
+                               "load_average": list(os.getloadavg()),
                                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                "sections": {}}
     for name, fn in SECTIONS.items():
         if args.only and name not in args.only:
             continue
         print(f"== {name}", flush=True)
-        rows = fn()
+        t0 = time.perf_counter()
+        rows = fn(smoke=args.smoke)
         results["sections"][name] = rows
         for row in rows:
             print("  " + _fmt(row), flush=True)
+        print(f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    results["load_average_end"] = list(os.getloadavg())
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -1,0 +1,79 @@
+"""``python -m benchmarks --smoke``: every section runs and reports the documented JSON shape.
+
+Speed is never asserted here (that is what the benchmark itself reports, as ratios in one run).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--smoke", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"wrote {out}" in proc.stdout
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
+
+
+def test_every_section_is_there(bench: dict[str, Any]) -> None:
+    assert bench["smoke"] is True
+    assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout"}
+    for rows in bench["sections"].values():
+        assert rows and all(isinstance(r, dict) for r in rows)
+
+
+def test_replay_rows_compare_three_variants(bench: dict[str, Any]) -> None:
+    rows = bench["sections"]["replay"]
+    assert {(r["exchanges"], r["stream"]) for r in rows} == {(2, False), (2, True), (20, False),
+                                                             (20, True)}
+    for r in rows:
+        assert "note" not in r, r.get("note")  # the simulator replayed every conversation
+        assert set(r["us_per_request"]) == {"floor", "vcr", "simulator"}
+        assert all(v > 0 for v in r["us_per_request"].values())
+        assert r["ratio_vs_floor"] == pytest.approx(
+            r["us_per_request"]["simulator"] / r["us_per_request"]["floor"], rel=0.01)
+        assert isinstance(r["met"], bool)
+
+
+def test_serve_rows_report_rps_and_percentiles(bench: dict[str, Any]) -> None:
+    rows = bench["sections"]["serve"]
+    assert [r["stream"] for r in rows] == [False, True]
+    for r in rows:
+        assert r["requests"] > 0 and r["errors"] == 0, r
+        assert r["rps"] > 0
+        lat = r["latency_ms"]
+        assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"]
+    assert "met" in rows[0] and "target" in rows[0]
+
+
+def test_validation_rows(bench: dict[str, Any]) -> None:
+    rows = bench["sections"]["validation"]
+    assert [r.get("strict") for r in rows[:2]] == [False, True]
+    assert all(r["value"] > 0 for r in rows[:2])
+    growth = rows[2:]
+    assert len(growth) == 2 and {"cold)" in g["what"] or "warm)" in g["what"] for g in growth}
+    for g in growth:
+        assert len(g["per_turn_us"]) == 3 and all(v > 0 for v in g["per_turn_us"].values())
+
+
+def test_suite_and_scaleout_rows(bench: dict[str, Any]) -> None:
+    (s,) = bench["sections"]["suite"]
+    assert s["run_exit"] == 0 and s["lint_exit"] == 0 and s["verdict"] == "pass"
+    assert s["checks"] == sum(f["checks"] for f in s["by_family"].values())
+    one, two, speed = bench["sections"]["scaleout"]
+    assert (one["workers"], two["workers"]) == (1, 2)
+    assert one["results_in_one_report"] == two["results_in_one_report"] > 0
+    assert one["pytest_exit"] == two["pytest_exit"] == 0
+    assert speed["same_results"] is True and speed["speedup"] > 0
