@@ -18,7 +18,7 @@ from conformance.results import Outcome
 from simulator.rules import RULES
 
 BROKEN = sorted((Path(__file__).parent / "broken").glob("loop_*.py"))
-LOOP_CHECKS = sorted(s.id for s in SCENARIOS)
+LOOP_CHECKS = sorted([*(s.id for s in SCENARIOS), "loop.corpus.drives_every_conversation"])
 
 
 def test_every_scenario_is_a_registered_check_on_a_corpus_cassette() -> None:

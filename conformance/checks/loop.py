@@ -1,4 +1,6 @@
-"""Checks for agent loops: one per scenario of :mod:`conformance.loops.scenarios`.
+"""Checks for agent loops: one per scenario of :mod:`conformance.loops.scenarios`, and
+``loop.corpus.drives_every_conversation`` over the whole fixture corpus
+(:mod:`conformance.loops.corpus`).
 
 A loop drives a recorded conversation against the replay engine, which judges every request by
 the simulator's rules. A failure is reported under the violated rule's id (first in the message)
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.loops import corpus
 from conformance.loops.run import LoopOutcome
 from conformance.loops.scenarios import SCENARIOS, LoopScenario
 from conformance.loops.subject import FAMILY, TOOL_TYPE, LoopSession
@@ -30,6 +33,10 @@ def judge(outcome: LoopOutcome) -> None:
         message, body = outcome.mismatches[0]
         raise CheckFailure(f"the loop sent a request the conversation does not have: {message}",
                            received=body, reproducer=outcome.requests)
+    if outcome.exhausted:
+        raise CheckFailure("the loop sent a request after the conversation ended (every recorded "
+                           "exchange had been served)", received=outcome.exhausted[0],
+                           reproducer=outcome.requests)
     if outcome.timed_out:
         raise CheckFailure("the loop did not finish the conversation before the deadline",
                            reproducer=outcome.requests)
@@ -56,3 +63,32 @@ def _register(scenario: LoopScenario) -> Callable[[LoopSession], None]:
 
 for _scenario in SCENARIOS:
     _register(_scenario)
+
+
+CORPUS_CHECK = "loop.corpus.drives_every_conversation"
+#: Cassettes run at once (each has its own engine, client and thread).
+CORPUS_JOBS = 4
+
+
+@check(CORPUS_CHECK, family=FAMILY, severity=Severity.MUST, applies_to=[TOOL_TYPE],
+       source=corpus.SOURCE,
+       statement="the loop drives every recorded Messages conversation of the corpus without "
+                 "breaking a rule")
+def corpus_drives_every_conversation(s: LoopSession) -> None:
+    """Every drivable cassette of the corpus (see conformance.loops.corpus), several at a time."""
+    reason = s.unsupported(CORPUS_CHECK)
+    if reason:
+        raise CheckSkipped(f"the loop declares this check unsupported: {reason}")
+    plan = corpus.plan()
+    outcomes = corpus.run_corpus(s.subject.load(), plan.runs, jobs=CORPUS_JOBS,
+                                 deadline=max(10.0, s.timeout * 10))
+    verdict = corpus.verdict(plan, outcomes)
+    if not verdict.failures and not verdict.not_run:
+        return
+    first = verdict.failures[0] if verdict.failures else None
+    if first is not None:
+        s.history = list(first[3])
+    rule = RULES.get(verdict.rules[0]) if verdict.rules else None
+    raise CheckFailure(verdict.message(), received=first[2] if first else None,
+                       documented=f"{rule.statement} [{rule.source}]" if rule else None,
+                       reproducer=verdict.reproducer())

@@ -1,10 +1,11 @@
 """One run of an agent loop against one scenario, with the replay engine judging every request.
 
-The loop is called as ``loop(client, params)`` (plus ``run_tool=`` when it accepts it): sync loops
+The loop is called as ``loop(client, params)`` (plus ``run_tool=`` when it accepts it), once per
+conversation of the scenario (:meth:`LoopScenario.conversations`): sync loops
 get an ``anthropic.Anthropic``, coroutine functions an ``anthropic.AsyncAnthropic``; both talk to
 the simulator in-process. The loop runs in a thread with a deadline; the outcome lists the rule
-violations (with the offending request), the requests the recording did not expect, the exchanges
-the loop never reached, and what the loop raised.
+violations (with the offending request), the requests the recording did not expect (and those sent
+after it ended), the exchanges the loop never reached, and what the loop raised.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class LoopOutcome:
     violations: list[tuple[str, str, Any]] = field(default_factory=list)
     #: Requests that matched no recorded exchange: (message, request body).
     mismatches: list[tuple[str, Any]] = field(default_factory=list)
+    #: Requests sent after every exchange was served (the recording had ended): request bodies.
+    exhausted: list[Any] = field(default_factory=list)
     #: Exchanges never served: indices.
     unserved: list[int] = field(default_factory=list)
     raised: str | None = None
@@ -83,7 +86,7 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
     def run_tool(name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:
         return results.get(str(tool_use_id), "ok")
 
-    params = scenario.params(cassette)
+    conversations = scenario.conversations(cassette)
     kwargs = {"run_tool": run_tool} if accepts(loop, "run_tool") else {}
     is_async = inspect.iscoroutinefunction(loop)
 
@@ -95,13 +98,15 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
                             api_key=API_KEY, base_url=BASE_URL,
                             http_client=httpx2.AsyncClient(transport=AsyncSimulatorTransport(handler),
                                                            base_url=BASE_URL)) as client:
-                        await loop(client, params, **kwargs)
+                        for params in conversations:
+                            await loop(client, params, **kwargs)
                 asyncio.run(main())
             else:
                 with anthropic.Anthropic(api_key=API_KEY, base_url=BASE_URL,
                                          http_client=httpx2.Client(transport=SimulatorTransport(handler),
                                                                    base_url=BASE_URL)) as client:
-                    loop(client, params, **kwargs)
+                    for params in conversations:
+                        loop(client, params, **kwargs)
         except Exception as e:  # the subject's fault, reported by the check
             outcome.raised = f"{type(e).__name__}: {e}"
 
@@ -118,6 +123,8 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
             bodies[ev.request_id] = ev.body
         elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
             outcome.violations.append((ev.rule_id, ev.message, ev.body))
+        elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
+            outcome.exhausted.append(bodies.get(ev.request_id))
         elif isinstance(ev, Mismatch) and ev.refused:
             outcome.mismatches.append((
                 f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "

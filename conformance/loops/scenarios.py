@@ -4,12 +4,16 @@ Each scenario names a cassette (``fixtures/<family>/<tool type>/<scenario>.json`
 the first request's body as ``params`` and must produce the rest of the recorded conversation: the
 simulator replays the recorded responses and judges every request the loop sends by the protocol
 rules. ``setup`` exchanges are played by the harness first (an earlier conversation that created
-the container an expired-container scenario then reuses); ``faults`` inject transient errors.
+the container an expired-container scenario then reuses); ``faults`` inject transient errors;
+``dropped`` exchanges are left out of the engine's expectation and ``then`` starts further
+conversations the loop is called for, in order (both used by :mod:`conformance.loops.corpus`).
+When the recorded request sent an ``anthropic-beta`` header, ``params`` carry it as
+``extra_headers`` (which ``messages.create`` and the tool runner accept).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from simulator.cassette import Cassette, default_fixtures_root, load_cassette
@@ -36,17 +40,42 @@ class LoopScenario:
     setup: int = 0
     #: Transient faults, by exchange index (a list is used up one attempt at a time).
     faults: dict[int, list[Fault]] = field(default_factory=dict)
+    #: Exchanges (indices in the file) left out of the engine's expectation: requests a correct
+    #: loop never sends. ``setup``, ``then`` and ``faults`` index the cassette without them.
+    dropped: tuple[int, ...] = ()
+    #: Exchanges starting a further conversation: the loop is called again with each one's body.
+    then: tuple[int, ...] = ()
 
     def load(self) -> Cassette:
-        return load_cassette(default_fixtures_root() / self.cassette)
+        cassette = load_cassette(default_fixtures_root() / self.cassette)
+        if not self.dropped:
+            return cassette
+        kept = [ex for ex in cassette.exchanges if ex.index not in self.dropped]
+        return replace(cassette, exchanges=[replace(ex, index=i) for i, ex in enumerate(kept)])
 
     def fault_plan(self) -> FaultPlan | None:
         return FaultPlan(at=dict(self.faults)) if self.faults else None
 
     def params(self, cassette: Cassette) -> dict[str, Any]:
         """What the loop starts from: the body of the first request it must send."""
-        body = cassette.exchanges[self.setup].request.get("body")
-        return dict(body) if isinstance(body, dict) else {}
+        return request_params(cassette, self.setup)
+
+    def conversations(self, cassette: Cassette) -> list[dict[str, Any]]:
+        """``params`` for each call of the loop, in order: the first conversation, then ``then``."""
+        return [self.params(cassette), *(request_params(cassette, i) for i in self.then)]
+
+
+def request_params(cassette: Cassette, index: int) -> dict[str, Any]:
+    """The Messages create parameters of one recorded request (its ``anthropic-beta`` header as
+    ``extra_headers``)."""
+    request = cassette.exchanges[index].request
+    body = request.get("body")
+    params = dict(body) if isinstance(body, dict) else {}
+    headers = request.get("headers") or {}
+    beta = headers.get("anthropic-beta") if isinstance(headers, dict) else None
+    if beta:
+        params["extra_headers"] = {"anthropic-beta": str(beta)}
+    return params
 
 
 def recorded_results(cassette: Cassette) -> dict[str, Any]:
