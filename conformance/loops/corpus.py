@@ -277,6 +277,12 @@ def verdict(plan_: CorpusPlan, outcomes: list[LoopOutcome | None]) -> CorpusVerd
                          tuple(rules))
 
 
+def replayed_cassettes() -> list[Cassette]:
+    """The cassettes ``loop.corpus.drives_every_conversation`` replays, as the engine sees them
+    (``expect_rule`` exchanges dropped): for coverage reports."""
+    return [run.scenario.load() for run in plan().runs]
+
+
 def main() -> int:
     """``python -m conformance.loops.corpus``: which cassettes a loop drives, and why not the others."""
     p = plan()
