@@ -61,6 +61,7 @@ def _request_cost(turns: int, reps: int, *, warm: bool) -> float:
 
     from simulator.cassette import parse_cassette
     from simulator.engine import Simulator
+    from simulator.history import clear_facts
     from simulator.http import SimRequest
 
     pairs = conversation.build(turns)
@@ -70,6 +71,7 @@ def _request_cost(turns: int, reps: int, *, warm: bool) -> float:
     headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
     samples = []
     for _ in range(reps):
+        clear_facts()  # nothing known from earlier repetitions
         sim = Simulator(cassette)
         for body in bodies[:-1] if warm else []:
             sim.handle(SimRequest("POST", "/v1/messages", headers, body=body))

@@ -15,17 +15,21 @@ new; every answer stays the one a full judgement gives:
   every rule (same tools) passed then and pass now; the rules start after them;
 - the state's answered tool_use ids per message.
 
-``History(limit=...)`` bounds the facts kept (oldest forgotten first).
+Facts are pure functions of a message's content, so they are kept process-wide (every
+simulator of the process shares them: the tests of a suite replaying the same cassettes judge a
+message once), bounded in count and bytes (oldest forgotten first; :func:`clear_facts` forgets
+all). What the last passing request established is per :class:`History` (one per simulator).
 """
 
 from __future__ import annotations
 
 import marshal
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_LIMIT = 4096
+DEFAULT_LIMIT = 65536
 #: Version 2: no back-references (version 3+ writes one where an object is shared, so the same
 #: content could encode differently from one request to the next).
 _MARSHAL_VERSION = 2
@@ -82,13 +86,48 @@ class RequestHistory:
     same_definitions: bool = False
 
 
-class History:
-    """Per-message facts across the requests of one simulator; see the module docstring."""
+class FactStore:
+    """Facts by message encoding, bounded in count and bytes (oldest forgotten first)."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
-        self.limit = limit
-        self._facts: dict[bytes, MessageFacts] = {}
-        self._bytes = 0
+    def __init__(self, limit: int = DEFAULT_LIMIT, max_bytes: int = MAX_TOTAL_BYTES) -> None:
+        self.limit, self.max_bytes = limit, max_bytes
+        self.facts: dict[bytes, MessageFacts] = {}
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, k: bytes) -> MessageFacts:
+        with self._lock:  # simulators in several threads may share the store
+            f = self.facts.get(k)
+            if f is None:
+                store = self.facts
+                while store and (len(store) >= self.limit or self.bytes + len(k) > self.max_bytes):
+                    old = next(iter(store))
+                    self.bytes -= len(old)
+                    del store[old]
+                f = store[k] = MessageFacts()
+                self.bytes += len(k)
+            return f
+
+    def clear(self) -> None:
+        with self._lock:
+            self.facts.clear()
+            self.bytes = 0
+
+
+#: The process-wide store (see the module docstring).
+FACTS = FactStore()
+
+
+def clear_facts() -> None:
+    """Forget every message fact (e.g. to measure a cold engine)."""
+    FACTS.clear()
+
+
+class History:
+    """What one simulator knows about resent messages; see the module docstring."""
+
+    def __init__(self, store: FactStore | None = None) -> None:
+        self._store = store if store is not None else FACTS
         self._last_keys: list[bytes | None] = []
         self._last_tools: bytes | None = None
         self._last_rules: tuple[str, ...] = ()
@@ -110,7 +149,7 @@ class History:
         else:
             keys = list(raw) if sum(map(len, raw)) <= MAX_KEY_BYTES else \
                 [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
-        get = self._facts.get
+        get = self._store.facts.get
         facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
         if None in facts:
             facts = [f if f is not None else self._facts_for(k) for f, k in zip(facts, keys, strict=True)]
@@ -138,19 +177,10 @@ class History:
         return req
 
     def _facts_for(self, k: bytes | None) -> MessageFacts:
-        store = self._facts
-        f = store.get(k) if k is not None else None
-        if f is None:
-            f = MessageFacts()
-            if k is not None:
-                while store and (len(store) >= self.limit
-                                 or self._bytes + len(k) > MAX_TOTAL_BYTES):
-                    old = next(iter(store))
-                    self._bytes -= len(old)
-                    del store[old]
-                store[k] = f
-                self._bytes += len(k)
-        return f
+        if k is None:
+            return MessageFacts()  # not cached: judged every time
+        f = self._store.facts.get(k)
+        return f if f is not None else self._store.add(k)
 
     def passed(self, req: RequestHistory, rules: Sequence[str],
                combined: tuple[list[dict[str, Any]], list[int]] | None = None) -> None:
