@@ -225,3 +225,33 @@ def test_the_message_shows_the_first_failures_then_a_count() -> None:
     assert lines[4].startswith("(+4 more failing cassettes: a/b/c3")
     assert all(len(line) < 400 for line in lines[1:4])
     assert len(verdict.reproducer(shown=3)) == 3
+
+
+# --- declared kinds --------------------------------------------------------------------------------
+
+def no_streaming(client: Any, params: dict[str, Any], run_tool: Any = None) -> Any:
+    if params.get("stream"):
+        raise RuntimeError("this loop does not stream")
+    return reference_loop(client, params, run_tool)
+
+
+no_streaming.tooluse_unsupported = {  # type: ignore[attr-defined]
+    f"{CORPUS_CHECK}:streamed": "this loop does not stream"}
+
+
+def test_declared_kinds_are_not_run_and_the_check_says_so(tmp_path: Path) -> None:
+    from conformance.catalog import CATALOG, CheckSkipped
+    from conformance.loops.subject import LoopSession, LoopSubject
+
+    class Subject(LoopSubject):
+        def load(self) -> Any:
+            return no_streaming
+
+    streamed = sum("streamed" in r.kinds for r in PLAN.runs)
+    assert streamed == sum(any(ex.request["body"].get("stream") for ex in r.scenario.load().exchanges)
+                           for r in PLAN.runs) > 0
+    with pytest.raises(CheckSkipped) as skipped:
+        CATALOG[CORPUS_CHECK].func(LoopSession(Subject("no-streaming", "x:y"), tmp_path, 1.0))
+    message = str(skipped.value)
+    assert f"{len(PLAN.runs) - streamed} corpus conversations driven" in message
+    assert f"{streamed} not run" in message and "this loop does not stream" in message

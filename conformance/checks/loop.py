@@ -75,20 +75,36 @@ CORPUS_JOBS = 4
        statement="the loop drives every recorded Messages conversation of the corpus without "
                  "breaking a rule")
 def corpus_drives_every_conversation(s: LoopSession) -> None:
-    """Every drivable cassette of the corpus (see conformance.loops.corpus), several at a time."""
+    """Every drivable cassette of the corpus (see conformance.loops.corpus), several at a time.
+
+    A loop may declare kinds of conversation unsupported, ``tooluse_unsupported =
+    {"loop.corpus.drives_every_conversation:streamed": "why"}`` (kinds: a corpus family or one of
+    ``corpus.KINDS``): those cassettes are not run, and a run that otherwise passes is reported
+    as skipped, naming them."""
     reason = s.unsupported(CORPUS_CHECK)
     if reason:
         raise CheckSkipped(f"the loop declares this check unsupported: {reason}")
     plan = corpus.plan()
-    outcomes = corpus.run_corpus(s.subject.load(), plan.runs, jobs=CORPUS_JOBS,
+    declared = {kind: why for kind in sorted({k for r in plan.runs for k in r.kinds})
+                if (why := s.unsupported(f"{CORPUS_CHECK}:{kind}"))}
+    skipped = [r for r in plan.runs if r.kinds & declared.keys()]
+    runs = [r for r in plan.runs if not r.kinds & declared.keys()]
+    driven = corpus.CorpusPlan(tuple(runs), plan.excluded)
+    outcomes = corpus.run_corpus(s.subject.load(), runs, jobs=CORPUS_JOBS,
                                  deadline=max(10.0, s.timeout * 10))
-    verdict = corpus.verdict(plan, outcomes)
+    verdict = corpus.verdict(driven, outcomes)
+    skips = "; ".join(f"{kind} ({sum(kind in r.kinds for r in skipped)} cassettes): {why}"
+                      for kind, why in declared.items())
     if not verdict.failures and not verdict.not_run:
+        if skipped:
+            raise CheckSkipped(f"{len(runs)} corpus conversations driven without a fault; "
+                               f"{len(skipped)} not run, declared unsupported by the loop: {skips}")
         return
     first = verdict.failures[0] if verdict.failures else None
     if first is not None:
         s.history = list(first[3])
     rule = RULES.get(verdict.rules[0]) if verdict.rules else None
-    raise CheckFailure(verdict.message(), received=first[2] if first else None,
+    note = f"\n({len(skipped)} not run, declared unsupported: {skips})" if skipped else ""
+    raise CheckFailure(verdict.message() + note, received=first[2] if first else None,
                        documented=f"{rule.statement} [{rule.source}]" if rule else None,
                        reproducer=verdict.reproducer())

@@ -115,6 +115,8 @@ class CorpusRun:
     #: The recording ends with a dropped request where the loop must go on (after ``tool_use`` or
     #: ``pause_turn``): the loop's next request is judged by the rules, then has no answer.
     open_end: bool
+    #: What the conversation asks of a loop (:func:`kinds`): a loop may declare kinds unsupported.
+    kinds: frozenset[str] = frozenset()
 
 
 def corpus_run(cassette: Cassette, source: Source = SOURCE, root: Path | None = None) -> CorpusRun:
@@ -134,7 +136,38 @@ def corpus_run(cassette: Cassette, source: Source = SOURCE, root: Path | None = 
                             then=then)
     open_end = bool(cassette.exchanges[-1].expect_rule) and \
         stop_reason(kept[-1].response) in CONTINUED
-    return CorpusRun(scenario, tuple(ex.index for ex in kept), open_end)
+    return CorpusRun(scenario, tuple(ex.index for ex in kept), open_end,
+                     kinds(cassette, kept, then, open_end))
+
+
+#: The kinds of conversation, read from a cassette: its family (``bash``, ``text_editor``,
+#: ``code_execution``, ``ptc``, ``mixed``, ``web``, ``messages``, ``api_errors``) and these.
+KINDS = {
+    "streamed": "the requests ask for `stream: true`",
+    "pause_turn": "a response stops with `pause_turn`",
+    "beta_header": "the requests carry an `anthropic-beta` header (params `extra_headers`)",
+    "retried_error": "a 429/5xx answer the client retries comes first",
+    "several_turns": "the loop is called again for a later user turn",
+    "open_end": "the recording ends at a request refused on purpose",
+}
+
+
+def kinds(cassette: Cassette, kept: list[Any], then: tuple[int, ...], open_end: bool) -> frozenset[str]:
+    found = {cassette.family}
+    bodies = [ex.request.get("body") or {} for ex in kept]
+    if any(isinstance(b, dict) and b.get("stream") is True for b in bodies):
+        found.add("streamed")
+    if any(stop_reason(ex.response) == "pause_turn" for ex in kept):
+        found.add("pause_turn")
+    if any((ex.request.get("headers") or {}).get("anthropic-beta") for ex in kept):
+        found.add("beta_header")
+    if any(int(ex.response.get("status") or 0) >= 400 for ex in kept):
+        found.add("retried_error")
+    if then:
+        found.add("several_turns")
+    if open_end:
+        found.add("open_end")
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
