@@ -14,11 +14,14 @@ response, creating the client). A conversation's cost includes loading its casse
 pays per test: VCR.py reads its YAML file, the simulator parses its JSON cassette and builds a
 ``Simulator``). Variants are interleaved round by round so machine noise hits them alike; time is
 this process's CPU time (``time.process_time``: on a shared machine wall time also counts other
-processes' work), and the median per-request time over the rounds is kept.
+processes' work), and the median per-request time over the rounds is kept. A full garbage
+collection runs (untimed) before each timed batch: VCR.py leaves a lot of garbage behind, and
+without it the variant timed next would pay for its collection.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 import tempfile
@@ -126,6 +129,7 @@ def measure(rounds: int = 7, reps: int = 5, smoke: bool = False) -> list[dict[st
                 samples: dict[str, list[float]] = {k: [] for k in variants}
                 for _ in range(rounds):
                     for name, run in variants.items():
+                        gc.collect()  # untimed: no variant pays for the garbage of another
                         t0 = time.process_time()
                         for _ in range(reps):
                             run()
