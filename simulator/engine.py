@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,19 +61,18 @@ from .events import (
     ExchangeServed,
     ExpectationUnmet,
     FaultInjected,
-    Mismatch,
     Note,
     Rejected,
     RequestReceived,
     RuleViolated,
 )
 from .faults import FaultPlan, apply_fault
+from .finder import ExchangeFinder, _p
 from .history import History, RequestHistory, body_depth
 from .http import Handler, SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
-    MatchFailure,
     MatchRequest,
     normalize_path,
 )
@@ -88,16 +87,10 @@ MESSAGES_PATH = "/v1/messages"
 MAX_BODY_BYTES = 32 * 1024 * 1024
 #: Deeper JSON is refused before any rule walks it [I: the API's limit is not documented].
 MAX_DEPTH = 128
-_EXPECT_RULE_MATCHERS = frozenset({"method", "path", "model"})
 REPLAY_MODES = ("once", "repeat")
 
 
-def _short(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-class Simulator(EventLog):
+class Simulator(ExchangeFinder, EventLog):
     """Serves cassettes, judges requests by the protocol rules; see the module docstring."""
 
     def __init__(self, cassettes: Cassette | Sequence[Cassette], *,
@@ -298,96 +291,6 @@ class Simulator(EventLog):
                                                      str(c.exchanges[cur].expect_rule), first.rule_id))
         return resp
 
-    def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, str] | SimResponse:
-        """``(cassette index, exchange, how)``, how being ``next``, ``retry`` (after a slow
-        fault) or ``repeat``; or the error response."""
-        if self._slow is not None and self._slow[2] == dict(incoming.body):
-            # The same request right after a slow response: a client that timed out retries.
-            ci, idx, _ = self._slow
-            self._slow = None
-            return ci, self.cassettes[ci].exchanges[idx], "retry"
-        order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
-        failures: list[tuple[int, MatchFailure]] = []
-        incoming_keys: dict[str, Any] = {}
-        for ci in order:
-            c = self.cassettes[ci]
-            cur = self._cursors[ci]
-            if cur >= len(c.exchanges):
-                continue
-            ex = c.exchanges[cur]
-            # An exchange expecting a violation is matched on the rule it expects (and the
-            # endpoint and model), not on the fields the broken request may lack.
-            matchers = [m for m in self.matchers if m.name in _EXPECT_RULE_MATCHERS] \
-                if ex.expect_rule else self.matchers
-            failure = self._first_failure(ci, ex, matchers, incoming, incoming_keys)
-            if failure is None:
-                self._active = ci
-                return ci, ex, "next"
-            failures.append((ci, failure))
-        if self.replay == "repeat":
-            again = self._find_repeat(incoming, incoming_keys)
-            if again is not None:
-                return again[0], again[1], "repeat"
-        if not failures:
-            names = ", ".join(f"`{c.id}`" for c in self.cassettes)
-            self._emit(Mismatch(rid, "", None, -1, "exhausted", None, None))
-            return invalid_request(
-                f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
-                "request has no recorded answer.", request_id=rid)
-        ci, failure = failures[0]
-        c = self.cassettes[ci]
-        cur = self._cursors[ci]
-        self._emit(Mismatch(rid, c.id, _p(c), cur, failure.matcher, failure.expected,
-                                 failure.received, refused=self.strict_matching))
-        if not self.strict_matching and not c.exchanges[cur].expect_rule:
-            self._active = ci
-            return ci, c.exchanges[cur], "next"
-        return invalid_request(
-            f"tooluse simulator: the request does not match exchange {cur} of cassette `{c.id}` "
-            f"({_p(c)}): matcher `{failure.matcher}` expected {_short(failure.expected)}, "
-            f"received {_short(failure.received)}.", request_id=rid)
-
-    def _find_repeat(self, incoming: MatchRequest,
-                     incoming_keys: dict[str, Any]) -> tuple[int, Exchange] | None:
-        """An already-served exchange matching ``incoming`` on every matcher (``replay="repeat"``):
-        the last one repeated first, then every served one in cassette order."""
-        def candidates() -> Iterator[tuple[int, int]]:
-            if self._last_repeat is not None:
-                yield self._last_repeat
-            for ci, cur in enumerate(self._cursors):
-                yield from ((ci, i) for i in range(cur))
-
-        for ci, i in candidates():
-            ex = self.cassettes[ci].exchanges[i]
-            if ex.expect_rule:
-                continue
-            if self._first_failure(ci, ex, self.matchers, incoming, incoming_keys) is None:
-                self._last_repeat = (ci, i)
-                return ci, ex
-        return None
-
-    def _first_failure(self, ci: int, ex: Exchange, matchers: Sequence[Matcher],
-                       incoming: MatchRequest, incoming_keys: dict[str, Any]) -> MatchFailure | None:
-        """:func:`first_failure`, with recorded keys computed once per exchange and incoming ones
-        once per request."""
-        recorded: MatchRequest | None = None
-        for m in matchers:
-            rk = (ci, ex.index, m.name)
-            if rk in self._recorded_keys:
-                want = self._recorded_keys[rk]
-            else:
-                if recorded is None:
-                    recorded = MatchRequest.from_recorded(ex.request)
-                    if isinstance(recorded.body, dict):
-                        recorded = MatchRequest(recorded.method, recorded.path, recorded.body,
-                                                self._history.analyse(recorded.body))
-                want = self._recorded_keys[rk] = m.key(recorded)
-            got = incoming_keys[m.name] if m.name in incoming_keys else \
-                incoming_keys.setdefault(m.name, m.key(incoming))
-            if want != got:
-                return MatchFailure(m.name, want, got)
-        return None
-
     def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
         return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every)
 
@@ -482,8 +385,6 @@ def _time(ts: str | None) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def _p(c: Cassette) -> str | None:
-    return str(c.path) if c.path is not None else None
 
 
 __all__ = ["MAX_BODY_BYTES", "MESSAGES_PATH", "Simulator", "error_body"]
