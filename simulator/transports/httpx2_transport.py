@@ -6,42 +6,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import ClassVar
 
 import httpx2
 
-from ..http import Handler, SimResponse
-from ._common import (
-    Dropped,
-    TimedOut,
-    aiter_body,
-    iter_body,
-    read_timeout,
-    response_headers,
-    sim_request,
-)
+from ..http import Handler
+from ._httpx_family import BodyMixin, respond
 
 
-class _Body(httpx2.SyncByteStream, httpx2.AsyncByteStream):
-    def __init__(self, resp: SimResponse, timeout: float | None) -> None:
-        self._resp, self._timeout = resp, timeout
+class _Body(BodyMixin, httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    lib: ClassVar[ModuleType] = httpx2
 
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            yield from iter_body(self._resp, self._timeout)
-        except Dropped as e:
-            raise httpx2.RemoteProtocolError(str(e)) from None
-        except TimedOut as e:
-            raise httpx2.ReadTimeout(str(e)) from None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in aiter_body(self._resp, self._timeout):
-                yield chunk
-        except Dropped as e:
-            raise httpx2.RemoteProtocolError(str(e)) from None
-        except TimedOut as e:
-            raise httpx2.ReadTimeout(str(e)) from None
+def _respond(handler: Handler, request: httpx2.Request, body: bytes) -> httpx2.Response:
+    response: httpx2.Response = respond(httpx2, _Body, handler, request, body)
+    return response
 
 
 class SimulatorTransport(httpx2.BaseTransport):
@@ -51,8 +31,7 @@ class SimulatorTransport(httpx2.BaseTransport):
         self.handler = handler
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = request.read()
-        return _respond(self.handler, request, body)
+        return _respond(self.handler, request, request.read())
 
 
 class AsyncSimulatorTransport(httpx2.AsyncBaseTransport):
@@ -62,14 +41,4 @@ class AsyncSimulatorTransport(httpx2.AsyncBaseTransport):
         self.handler = handler
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = await request.aread()
-        return _respond(self.handler, request, body)
-
-
-def _respond(handler: Handler, request: httpx2.Request, body: bytes) -> httpx2.Response:
-    url = request.url
-    sim = sim_request(request.method, url.raw_path.split(b"?", 1)[0], url.query,
-                      request.headers.raw, body)
-    resp = handler(sim)
-    return httpx2.Response(resp.status, headers=response_headers(resp),
-                           stream=_Body(resp, read_timeout(request.extensions)), request=request)
+        return _respond(self.handler, request, await request.aread())
