@@ -10,11 +10,16 @@ import argparse
 import sys
 from typing import Any
 
-from simulator.cassette import CassetteError
 from simulator.http import SimRequest, SimResponse
 
-from . import EXIT_FAIL, EXIT_OK, UsageError
-from .serve import add_fault_options, add_server_options, engine_options, serve
+from . import EXIT_FAIL, EXIT_OK
+from .serve import (
+    add_fault_options,
+    add_server_options,
+    engine_options,
+    load_cassettes_arg,
+    serve,
+)
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -42,14 +47,10 @@ def describe(request: SimRequest, response: SimResponse) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.routes import build, load_cassettes
+    from simulator.routes import build
 
-    try:
-        cassettes = load_cassettes(args.cassettes)
-    except CassetteError as e:
-        raise UsageError(f"{e}; fix the cassette or point at another file") from None
-    if not cassettes:
-        raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
+    cassettes = load_cassettes_arg(args)
+    # No log limit: the summary at the end counts what the log holds.
     routes = build(cassettes, **engine_options(args))
 
     def narrated(request: SimRequest) -> SimResponse:

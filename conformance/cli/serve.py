@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Any
 
-from simulator.cassette import CassetteError
+from simulator.cassette import Cassette, CassetteError
 
 from . import EXIT_OK, UsageError
 
@@ -95,8 +95,9 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def run(args: argparse.Namespace) -> int:
-    from simulator.routes import build, load_cassettes
+def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:
+    """The CASSETTE|DIR argument's cassettes, or a one-line usage error."""
+    from simulator.routes import load_cassettes
 
     try:
         cassettes = load_cassettes(args.cassettes)
@@ -104,6 +105,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{e}; fix the cassette or point at another file") from None
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
+    return cassettes
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator.routes import build
+
+    cassettes = load_cassettes_arg(args)
     try:
         routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
                        replay="repeat" if getattr(args, "repeat", False) else "once",
