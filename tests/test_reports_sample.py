@@ -249,3 +249,17 @@ def test_coverage_counts_cassettes_the_loop_checks_replayed(tmp_path: Path) -> N
     assert expected.stop_reasons, "the scenario's cassette has responses"
     skipped = dict(doc["results"][0], outcome="skip")
     assert coverage_for(dict(doc, results=[skipped]))["stop_reasons"]["exercised"] == []
+
+
+def test_coverage_counts_the_corpus_the_loop_corpus_check_replayed(tmp_path: Path) -> None:
+    corpus = pytest.importorskip("conformance.loops.corpus", reason="the loop corpus check is absent")
+    from conformance.reports.coverage import CORPUS_CHECK, coverage_for
+    from conformance.reports.traffic import collect
+
+    r = _r("editor.demo.view_line_numbers", "reference-editor", Outcome.PASS)
+    r.check_id, r.family = CORPUS_CHECK, "loop"
+    doc = sample_doc(tmp_path, results=[r])
+    expected = collect(corpus.replayed_cassettes())
+    cov = coverage_for(doc)
+    seen = set(cov["stop_reasons"]["exercised"]) | set(cov["stop_reasons"]["extra"])
+    assert set(expected.stop_reasons) <= seen and len(expected.stop_reasons) >= 3

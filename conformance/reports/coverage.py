@@ -105,6 +105,10 @@ def _dimension(known: list[str] | None, exercised: Iterable[str]) -> dict[str, A
             "extra": [s for s in seen if s not in known]}
 
 
+#: The agent-loop check that replays the whole corpus (``conformance.loops.corpus``).
+CORPUS_CHECK = "loop.corpus.drives_every_conversation"
+
+
 def replayed_cassettes(results: Iterable[dict[str, Any]]) -> list[Cassette]:
     """The cassettes the agent-loop checks that ran replayed (``conformance.loops`` scenarios)."""
     try:
@@ -113,13 +117,21 @@ def replayed_cassettes(results: Iterable[dict[str, Any]]) -> list[Cassette]:
         return []
     out: list[Cassette] = []
     seen: set[str] = set()
+    ids = set()
     for r in results:
+        ids.add(r["check_id"])
         scenario = BY_ID.get(r["check_id"])
         if scenario is None or scenario.cassette in seen:
             continue
         seen.add(scenario.cassette)
         with contextlib.suppress(CassetteError):
             out.append(scenario.load())
+    if CORPUS_CHECK in ids:  # the check that drives every conversation of the corpus
+        with contextlib.suppress(Exception):
+            from conformance.loops.corpus import replayed_cassettes as corpus_cassettes
+
+            known = {c.id for c in out}
+            out += [c for c in corpus_cassettes() if c.id not in known]
     return out
 
 
