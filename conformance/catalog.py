@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from simulator.sources import Source
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     MUST = "MUST"
     SHOULD = "SHOULD"
     INFO = "INFO"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class CheckFailure(AssertionError):

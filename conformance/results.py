@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Protocol
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"
     #: The harness itself broke (not the subject's fault).
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass
