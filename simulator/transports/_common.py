@@ -8,6 +8,7 @@ The body generators raise :class:`Dropped` (the connection closes mid-body) and 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
@@ -16,7 +17,7 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.to_thread
 
-from ..http import SimRequest, SimResponse
+from ..http import SimRequest, SimResponse, SSEEvent
 
 DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
 TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
@@ -37,17 +38,20 @@ def _text(value: str | bytes) -> str:
 def sim_request(method: str | bytes, path: str | bytes, query: str | bytes,
                 headers: Iterable[tuple[str | bytes, str | bytes]], body: bytes) -> SimRequest:
     """A :class:`SimRequest` from the raw parts every HTTP library exposes."""
+    names: dict[str, str] = {}
+    for k, v in headers:
+        names[(k.decode("latin-1") if isinstance(k, bytes) else k).lower()] = \
+            v.decode("latin-1") if isinstance(v, bytes) else v
     return SimRequest(
-        method=_text(method), path=_text(path),
-        headers={_text(k).lower(): _text(v) for k, v in headers},
-        query=dict(parse_qsl(_text(query), keep_blank_values=True)),
+        method=_text(method), path=_text(path), headers=names,
+        query=dict(parse_qsl(_text(query), keep_blank_values=True)) if query else {},
         body=body,
     )
 
 
 def response_headers(resp: SimResponse) -> list[tuple[str, str]]:
     """The response's headers, with a content type when the handler left it out."""
-    headers = {k.lower(): str(v) for k, v in resp.headers.items()}
+    headers = {k.lower(): v if type(v) is str else str(v) for k, v in resp.headers.items()}
     if "content-type" not in headers:
         if resp.is_stream:
             headers["content-type"] = "text/event-stream; charset=utf-8"
@@ -72,19 +76,38 @@ def is_lazy(resp: SimResponse) -> bool:
     return resp.events is not None and not isinstance(resp.events, list | tuple)
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encoded_body(resp: SimResponse) -> bytes:
+    """``resp.body_bytes()``, the same bytes."""
+    body = resp.body
+    if type(body) is dict or type(body) is list:
+        return _compact(body).encode()
+    return resp.body_bytes()
+
+
+def encoded_event(event: SSEEvent) -> bytes:
+    """``event.encode()``, the same bytes (a subclass may encode itself differently)."""
+    if type(event) is SSEEvent:
+        return f"event: {event.event}\ndata: {_compact(event.data)}\n\n".encode()
+    return event.encode()
+
+
 def body_chunks(resp: SimResponse) -> Iterator[bytes]:
     """The body as it goes on the wire: the JSON/bytes body, or one chunk per SSE event; raises
     :class:`Dropped` where ``drop_after`` cuts it (after that many events, even at the end)."""
     if resp.events is None:
         if resp.drop_after == 0:
             raise Dropped(DROPPED_MESSAGE)
-        yield resp.body_bytes()
+        yield encoded_body(resp)
         return
     sent = 0
     for event in resp.events:
         if resp.drop_after is not None and sent >= resp.drop_after:
             raise Dropped(DROPPED_MESSAGE)
-        yield event.encode()
+        yield encoded_event(event)
         sent += 1
     if resp.drop_after is not None and sent >= resp.drop_after:
         raise Dropped(DROPPED_MESSAGE)
