@@ -77,9 +77,15 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; "
                          "choose another --port (0 picks a free one)") from None
-    # uvicorn re-raises the signal that stopped it: make SIGTERM end like Ctrl-C, so callers'
-    # `finally` blocks (summaries, closing the recorder) still run.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM ends the server like Ctrl-C, so callers' `finally` blocks (summaries, closing the
+    # recorder) still run. The handler only asks uvicorn to exit: raising from a signal handler
+    # can land inside a garbage-collector callback during start-up, where Python ignores the
+    # exception and the server keeps running. (uvicorn re-raises the signal it captured on its
+    # way out; that lands here too and is harmless.)
+    def _stop(signum: int, frame: Any) -> None:
+        server.should_exit = True
+
+    previous = signal.signal(signal.SIGTERM, _stop)
     try:
         print(base_url_of(sock), flush=True)
         print(f"tooluse {args.command}: {what} at {base_url_of(sock)} (Ctrl-C stops)",
@@ -90,9 +96,6 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
     finally:
         signal.signal(signal.SIGTERM, previous)
 
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:
