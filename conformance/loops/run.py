@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.subjects.host import accepts_keyword
 from simulator.engine import Simulator
 from simulator.http import SimRequest, SimResponse
 from simulator.routes import MessageThreads
@@ -42,14 +43,6 @@ class LoopOutcome:
     raised: str | None = None
     timed_out: bool = False
     requests: list[Any] = field(default_factory=list)
-
-
-def accepts(fn: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: float = 30.0,
@@ -87,7 +80,7 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
         return results.get(str(tool_use_id), "ok")
 
     conversations = scenario.conversations(cassette)
-    kwargs = {"run_tool": run_tool} if accepts(loop, "run_tool") else {}
+    kwargs = {"run_tool": run_tool} if accepts_keyword(loop, "run_tool") else {}
     is_async = inspect.iscoroutinefunction(loop)
 
     def target() -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.subjects.host import accepts_keyword
 from simulator.managed_agents import ManagedAgentsSimulator, RequestRecord, Scenario, Session
 
 from .toolset import DECLARATIONS, sdk_tools
@@ -27,14 +28,6 @@ from .toolset import DECLARATIONS, sdk_tools
 BASE_URL = "http://simulator.test"
 #: Variables a command worker must not inherit (it gets the environment key, nothing else).
 SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
-def accepts(fn: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def quiet_sdk_logs() -> None:
@@ -82,11 +75,11 @@ class WorkerRun:
                 http_client=httpx2.AsyncClient(transport=ThreadedAsyncTransport(self.sim),
                                                base_url=BASE_URL))
             kwargs: dict[str, Any] = {}
-            if accepts(fn, "tools"):
+            if accepts_keyword(fn, "tools"):
                 kwargs["tools"] = sdk_tools(self.tool_timeout)
-            if accepts(fn, "timeout"):
+            if accepts_keyword(fn, "timeout"):
                 kwargs["timeout"] = self.tool_timeout
-            if accepts(fn, "workdir"):
+            if accepts_keyword(fn, "workdir"):
                 kwargs["workdir"] = self.workdir
             holder["task"] = asyncio.current_task()
             ready.set()
