@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -57,3 +57,15 @@ class FakeClock:
 def isoformat_z(dt: datetime) -> str:
     """RFC 3339 with a ``Z`` suffix, as the API writes ``expires_at``."""
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ").replace(".000000Z", "Z")
+
+
+def parse_rfc3339(ts: Any) -> datetime | None:
+    """An aware datetime from an RFC 3339 string (``Z`` or an offset; naive means UTC), or None
+    for anything else (cassette ``clock_start``/``at`` fields are optional)."""
+    if not isinstance(ts, str) or not ts:
+        return None
+    try:
+        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)

@@ -49,12 +49,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, CassetteError, Exchange, iter_corpus
-from .clock import Clock, FakeClock, SystemClock
+from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
     EventLog,
@@ -108,7 +107,7 @@ class Simulator(ExchangeFinder, EventLog):
         self._last_repeat: tuple[int, int] | None = None
         self.cassettes: list[Cassette] = [cassettes] if isinstance(cassettes, Cassette) else list(cassettes)
         if recorded_time and clock is None:
-            starts = [t for t in (_time(c.clock_start) for c in self.cassettes) if t is not None]
+            starts = [t for t in (parse_rfc3339(c.clock_start) for c in self.cassettes) if t is not None]
             clock = FakeClock(min(starts) if starts else None)
         #: Move a FakeClock to each exchange's recorded ``at`` before judging its request.
         self.recorded_time = recorded_time
@@ -301,7 +300,7 @@ class Simulator(ExchangeFinder, EventLog):
         cur = self._cursors[self._active] if c is not None else 0
         if c is None or cur >= len(c.exchanges) or not isinstance(self.clock, FakeClock):
             return
-        at = _time(c.exchanges[cur].at)
+        at = parse_rfc3339(c.exchanges[cur].at)
         if at is not None and at > self.clock.now():
             self.clock.advance((at - self.clock.now()).total_seconds())
 
@@ -373,16 +372,6 @@ def _depth(value: Any) -> int:
                 return deepest
             stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
     return deepest
-
-
-def _time(ts: str | None) -> datetime | None:
-    if not ts:
-        return None
-    try:
-        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 

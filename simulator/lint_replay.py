@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from .cassette import Cassette
+from .clock import parse_rfc3339
 from .http import SimRequest, SimResponse
 
 
@@ -72,16 +72,6 @@ def _rule_of(sim: Any, before: int) -> str | None:
     return None
 
 
-def _parse_time(ts: Any) -> datetime | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        t = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
-
-
 def _is_session_path(path: Any) -> bool:
     return str(path).startswith("/v1/sessions/")
 
@@ -137,7 +127,7 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
     mod = _engine()
     from .clock import FakeClock
 
-    start = _parse_time(c.clock_start)
+    start = parse_rfc3339(c.clock_start)
     clock = FakeClock(start)
     try:
         sim = mod.Simulator([c], clock=clock)
@@ -146,7 +136,7 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
         return
     for i, ex in enumerate(c.exchanges):
         ptr = f"/exchanges/{i}"
-        at = _parse_time(ex.at)
+        at = parse_rfc3339(ex.at)
         if at is not None and at > clock.now():
             clock.advance((at - clock.now()).total_seconds())
         before = len(getattr(sim, "violations", []) or [])
