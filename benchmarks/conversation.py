@@ -19,9 +19,11 @@ def _usage(i: int) -> dict[str, int]:
             "cache_read_input_tokens": 0}
 
 
-def build(turns: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """``turns`` (request body, response body) pairs; the last response ends the turn."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "List the Python files."}]
+def build(turns: int, salt: str = "") -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``turns`` (request body, response body) pairs; the last response ends the turn. ``salt``
+    goes into what the client writes (the prompt, every tool result): the same conversation
+    with other client content, as a new run of a tool produces."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": f"List the Python files.{salt}"}]
     pairs = []
     for i in range(turns):
         request = {"model": MODEL, "max_tokens": 1024, "tools": TOOLS,
@@ -44,7 +46,7 @@ def build(turns: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         if not last:
             messages.append({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": f"toolu_01Bench{i:04d}",
-                 "content": f"a.py\nb{i}.py\n"}]})
+                 "content": f"a.py\nb{i}.py\n{salt}"}]})
     return pairs
 
 

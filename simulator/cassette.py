@@ -10,12 +10,22 @@ A cassette is one JSON file holding one scenario (see ``docs/cassette-format.md`
 
 No other code reads fixture files: everything goes through :func:`load_cassette` and
 :func:`iter_corpus`, which raise :class:`CassetteError` naming the file and the JSON pointer.
+
+A file is parsed once per process while it is unchanged (same size, modification time and inode):
+the tests of a suite replaying the same cassette share one parsed :class:`Cassette`, and with it
+what the engine derives from each exchange once (:attr:`Exchange.memo`: the encoded response, the
+recorded request's matcher keys). Cassettes are values: the engine never changes one; treat a
+loaded one as read-only too (``copy.deepcopy`` it, or ``load_cassette(path, cache=False)``, to
+edit one in memory).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +52,9 @@ class Exchange:
     index: int = 0
     #: Simulated time the request is sent (RFC 3339); the replay clock moves to it first.
     at: str | None = None
+    #: What the engine derives from this exchange once (encoded response, recorded matcher
+    #: keys), by the engine's own keys. Not part of the value: not compared, not copied.
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def is_stream(self) -> bool:
@@ -66,6 +79,8 @@ class Cassette:
     raw: dict[str, Any] = field(default_factory=dict)
     #: Simulated time of the first exchange (RFC 3339); None: the replayer's own clock.
     clock_start: str | None = None
+    #: What the engine derives from the whole cassette once (see :attr:`Exchange.memo`).
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def family(self) -> str:
@@ -139,19 +154,74 @@ def parse_cassette(data: Any, path: str | Path = "<memory>") -> Cassette:
     )
 
 
-def load_cassette(path: str | Path) -> Cassette:
-    p = Path(path)
+#: Parsed cassettes by file identity (path, device, inode, size, mtime), most recent last, with
+#: the file's bytes while the entry is racy (see :func:`load_cassette`).
+_LOADED: OrderedDict[tuple[str, int, int, int, int], tuple[Cassette, bytes | None]] = OrderedDict()
+_LOADED_LIMIT = 1024
+_LOADED_LOCK = threading.Lock()
+#: File timestamps are coarse (a kernel tick): a file rewritten with the same size within this
+#: many seconds of its mtime may keep its stat identity, so such an entry is checked by content.
+_RACY_SECONDS = 2.0
+
+
+def clear_loaded() -> None:
+    """Forget every cached parse (the next :func:`load_cassette` of each file reads it again)."""
+    with _LOADED_LOCK:
+        _LOADED.clear()
+
+
+def load_cassette(path: str | Path, *, cache: bool = True) -> Cassette:
+    """The cassette in ``path``. ``cache``: reuse this process's parse of the unchanged file (same
+    path, inode, size and modification time; a file modified in the last two seconds is also
+    compared byte for byte, as git does for racily clean files); see the module docstring."""
+    if not cache:
+        p = Path(path)
+        return _parse_file(p, _read_bytes(p))
+    name = os.fspath(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        st = os.stat(name)
+    except FileNotFoundError:
+        raise CassetteError(path, "", "file not found") from None
+    key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _LOADED_LOCK:
+        hit = _LOADED.get(key)
+        if hit is not None:
+            _LOADED.move_to_end(key)
+    if hit is not None and hit[1] is None:
+        return hit[0]
+    p = Path(path)
+    data = _read_bytes(p)
+    if hit is not None and data == hit[1]:
+        if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS:
+            with _LOADED_LOCK:  # old enough now: the stat identity suffices from here on
+                _LOADED[key] = (hit[0], None)
+        return hit[0]
+    cassette = _parse_file(p, data)
+    racy_bytes = data if time.time() - st.st_mtime_ns / 1e9 <= _RACY_SECONDS else None
+    with _LOADED_LOCK:
+        _LOADED[key] = (cassette, racy_bytes)
+        while len(_LOADED) > _LOADED_LIMIT:
+            _LOADED.popitem(last=False)
+    return cassette
+
+
+def _read_bytes(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
     except FileNotFoundError:
         raise CassetteError(p, "", "file not found") from None
+
+
+def _parse_file(p: Path, data: bytes) -> Cassette:
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise CassetteError(p, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     try:
-        data = json.loads(text)
+        parsed = json.loads(text)
     except json.JSONDecodeError as e:
         raise CassetteError(p, "", f"broken JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    return parse_cassette(data, p)
+    return parse_cassette(parsed, p)
 
 
 def iter_cassette_paths(root: str | Path | None = None) -> Iterator[Path]:

@@ -52,7 +52,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cassette import Cassette, CassetteError, Exchange, iter_corpus
+from .cassette import Cassette, CassetteError, Exchange, iter_corpus, load_cassette
 from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
@@ -67,7 +67,7 @@ from .events import (
 )
 from .faults import FaultPlan, apply_fault
 from .finder import ExchangeFinder, _p
-from .history import History, RequestHistory, body_depth
+from .history import VERDICTS, History, RequestHistory, body_depth, verdict_key
 from .http import Handler, SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
@@ -113,10 +113,10 @@ class Simulator(ExchangeFinder, EventLog):
         self.recorded_time = recorded_time
         self.matchers = tuple(matchers)
         disabled = set(disabled_rules)
-        unknown = disabled - set(RULES)
+        unknown = disabled - RULES.keys()
         if unknown:
             raise KeyError(f"unknown rule id(s) {sorted(unknown)}; known: {', '.join(RULES)}")
-        self.rules = tuple(r for r in rules if r.id not in disabled)
+        self.rules = tuple(r for r in rules if r.id not in disabled) if disabled else tuple(rules)
         self.clock: Clock = clock or SystemClock()
         self.faults = faults
         self.strict_matching = strict_matching
@@ -131,10 +131,7 @@ class Simulator(ExchangeFinder, EventLog):
         self._noted: set[str] = set()
         self._lock = threading.RLock()
         self._history = History()
-        self._rule_ids = tuple(r.id for r in self.rules)
-        self._rules_but_definitions = tuple(r for r in self.rules if r.id not in DEFINITION_RULES)
-        #: Matcher keys of recorded requests, by (cassette index, exchange index, matcher name).
-        self._recorded_keys: dict[tuple[int, int, str], Any] = {}
+        self._rule_ids, self._rules_but_definitions = _rule_split(self.rules)
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
@@ -142,7 +139,10 @@ class Simulator(ExchangeFinder, EventLog):
     @classmethod
     def from_path(cls, path: str | Path, **options: Any) -> Simulator:
         """A simulator over one cassette file or every cassette under a directory."""
-        cassettes = list(iter_corpus(path))
+        try:
+            cassettes = [load_cassette(path)]
+        except IsADirectoryError:
+            cassettes = list(iter_corpus(path))
         if not cassettes:
             raise CassetteError(path, "", "no cassettes found")
         return cls(cassettes, **options)
@@ -218,8 +218,18 @@ class Simulator(ExchangeFinder, EventLog):
         if self.recorded_time:
             self._follow_recorded_time()
         ctx = RuleContext(body, request.headers, self.state, history=hist)
-        same = hist is not None and hist.same_definitions
-        violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
+        state = self.state
+        vkey = verdict_key(hist, body, self._rule_ids) if hist is not None and not (
+            state.containers or state.pending_calls or state.paused_turns) else None
+        known = VERDICTS.get(vkey) if vkey is not None else None
+        if known is not None:  # judged before, identical, with a blank state: the same verdict
+            violations, notes = list(known[0]), list(known[1])
+            ctx.notes.extend(notes)
+        else:
+            same = hist is not None and hist.same_definitions
+            violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
+            if vkey is not None:
+                VERDICTS.put(vkey, (tuple(violations), tuple(ctx.notes)))
         if hist is not None and not violations and not any(
                 n.startswith("rule ") for n in ctx.notes):
             aligned = "messages" in ctx.__dict__ and len(ctx.raw_messages) == len(hist.messages)
@@ -260,7 +270,9 @@ class Simulator(ExchangeFinder, EventLog):
             self.state.on_request_served(
                 body, answered=_answered(hist) if self.state.pending_calls else set())
             if message is not None:
-                self.state.on_response(message, repl_state=self._repl_state(body))
+                # repl_state only matters to a container the message names
+                self.state.on_response(message, repl_state="container" in message
+                                       and self._repl_state(body))
         if fault is not None and not repeated:  # only a slow fault gets here: remember it for
             self._slow = (ci, ex.index, body)     # a timed-out retry
         self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
@@ -324,15 +336,8 @@ class Simulator(ExchangeFinder, EventLog):
     def _seed_containers(self) -> None:
         """Containers a cassette's requests use before any of its responses created them."""
         for c in self.cassettes:
-            created: set[str] = set()
-            for ex in c.exchanges:
-                body = ex.request.get("body")
-                cid = container_param_id(body) if isinstance(body, dict) else None
-                if cid and cid not in created and ex.expect_rule != "container.unknown_or_expired":
-                    self.state.seed_container(cid)
-                rb = ex.response.get("body")
-                if isinstance(rb, dict) and isinstance(rb.get("container"), dict):
-                    created.add(str(rb["container"].get("id")))
+            for cid in _containers_used_first(c):
+                self.state.seed_container(cid)
 
     def _reject(self, rid: str, status: int, reason: str, resp: SimResponse) -> SimResponse:
         self._emit(Rejected(rid, status, reason))
@@ -347,6 +352,42 @@ class Simulator(ExchangeFinder, EventLog):
         else:
             resp.headers.setdefault("content-type", "application/json")
         return resp
+
+
+_SPLITS: dict[tuple[int, ...], tuple[tuple[Rule, ...], tuple[str, ...], tuple[Rule, ...]]] = {}
+
+
+def _rule_split(rules: tuple[Rule, ...]) -> tuple[tuple[str, ...], tuple[Rule, ...]]:
+    """The ids of ``rules``, and those of them that are not definition rules (kept per set of
+    rule objects: the registered ones live as long as the process)."""
+    key = tuple(map(id, rules))
+    hit = _SPLITS.get(key)
+    if hit is not None and hit[0] == rules:  # identical objects: compared by identity
+        return hit[1], hit[2]
+    ids = tuple(r.id for r in rules)
+    rest = tuple(r for r in rules if r.id not in DEFINITION_RULES)
+    if len(_SPLITS) < 256:
+        _SPLITS[key] = (rules, ids, rest)
+    return ids, rest
+
+
+def _containers_used_first(c: Cassette) -> tuple[str, ...]:
+    """The containers ``c``'s requests name before its responses created them (kept in
+    ``c.memo``: a cassette is a value)."""
+    seeded = c.memo.get("containers_used_first")
+    if seeded is None:
+        created: set[str] = set()
+        out: list[str] = []
+        for ex in c.exchanges:
+            body = ex.request.get("body")
+            cid = container_param_id(body) if isinstance(body, dict) else None
+            if cid and cid not in created and ex.expect_rule != "container.unknown_or_expired":
+                out.append(cid)
+            rb = ex.response.get("body")
+            if isinstance(rb, dict) and isinstance(rb.get("container"), dict):
+                created.add(str(rb["container"].get("id")))
+        seeded = c.memo["containers_used_first"] = tuple(out)
+    return seeded
 
 
 def _answered(hist: RequestHistory | None) -> set[str] | None:

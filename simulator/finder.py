@@ -38,7 +38,6 @@ class ExchangeFinder:
     _active: int
     _slow: tuple[int, int, Any] | None
     _last_repeat: tuple[int, int] | None
-    _recorded_keys: dict[tuple[int, int, str], Any]
     _history: History
     _emit: Callable[[Event], None]
 
@@ -112,20 +111,25 @@ class ExchangeFinder:
 
     def _first_failure(self, ci: int, ex: Exchange, matchers: Sequence[Matcher],
                        incoming: MatchRequest, incoming_keys: dict[str, Any]) -> MatchFailure | None:
-        """:func:`first_failure`, with recorded keys computed once per exchange and incoming ones
-        once per request."""
+        """:func:`first_failure`, with recorded keys computed once per exchange (for good) and
+        incoming ones once per request."""
         recorded: MatchRequest | None = None
+        # Keys of the recorded request are pure: kept on the exchange, by key function, for every
+        # simulator replaying it (:attr:`simulator.cassette.Exchange.memo`).
+        memo = ex.memo.get("match")
+        if memo is None:
+            memo = ex.memo["match"] = {}
         for m in matchers:
-            rk = (ci, ex.index, m.name)
-            if rk in self._recorded_keys:
-                want = self._recorded_keys[rk]
+            rk = m.key
+            if rk in memo:
+                want = memo[rk]
             else:
                 if recorded is None:
                     recorded = MatchRequest.from_recorded(ex.request)
                     if isinstance(recorded.body, dict):
                         recorded = MatchRequest(recorded.method, recorded.path, recorded.body,
                                                 self._history.analyse(recorded.body))
-                want = self._recorded_keys[rk] = m.key(recorded)
+                want = memo[rk] = m.key(recorded)
             got = incoming_keys[m.name] if m.name in incoming_keys else \
                 incoming_keys.setdefault(m.name, m.key(incoming))
             if want != got:

@@ -118,9 +118,57 @@ class FactStore:
 FACTS = FactStore()
 
 
+class VerdictStore:
+    """The rules' verdicts on whole requests, by :func:`verdict_key` (oldest forgotten first).
+
+    Rules are pure functions of the request's body, its ``anthropic-beta`` header and the
+    simulator's state; with a blank state (no container, no pending programmatic call, no
+    paused turn: nothing a rule reads from it) a request identical to one judged before, under
+    the same rules, gets the same verdict: a replay suite that drives the same conversation
+    again (other subjects, other tests, a second run) has each request judged once per process.
+    """
+
+    def __init__(self, limit: int = 8192) -> None:
+        self.limit = limit
+        self.verdicts: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        return self.verdicts.get(key)
+
+    def put(self, key: tuple[Any, ...], verdict: tuple[Any, ...]) -> None:
+        with self._lock:
+            store = self.verdicts
+            while store and len(store) >= self.limit:
+                del store[next(iter(store))]
+            store[key] = verdict
+
+    def clear(self) -> None:
+        with self._lock:
+            self.verdicts.clear()
+
+
+#: The process-wide verdicts (see :class:`VerdictStore`).
+VERDICTS = VerdictStore()
+
+
+def verdict_key(req: RequestHistory, body: Mapping[str, Any],
+                rules: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """What a whole-request verdict depends on, the state aside: the rules, the definitions
+    (tools, model, tool_choice, betas, ``anthropic-beta``), every message's encoding and the rest
+    of the body. None when some part has no encoding (never cached)."""
+    if req.definitions_key is None or None in req.keys:
+        return None
+    rest = _key([(k, v) for k, v in body.items() if k != "messages" and k != "tools"])
+    if rest is None:
+        return None
+    return (rules, req.definitions_key, rest, *req.keys)
+
+
 def clear_facts() -> None:
-    """Forget every message fact (e.g. to measure a cold engine)."""
+    """Forget every message fact and verdict (e.g. to measure a cold engine)."""
     FACTS.clear()
+    VERDICTS.clear()
 
 
 class History:

@@ -25,6 +25,16 @@ class SimRequest:
         self.headers = {k.lower(): v for k, v in self.headers.items()}
         self.method = self.method.upper()
 
+    @classmethod
+    def lowered(cls, method: str, path: str, headers: dict[str, str], query: dict[str, str],
+                body: bytes) -> SimRequest:
+        """A request whose header names are lower case and method upper case already (what a
+        transport builds): no second pass over them."""
+        self = cls.__new__(cls)
+        self.method, self.path, self.headers, self.query, self.body = \
+            method, path, headers, query, body
+        return self
+
     def json(self) -> Any:
         """The body parsed as JSON (raises ValueError on broken JSON)."""
         return json.loads(self.body.decode("utf-8"))
@@ -37,6 +47,45 @@ class SSEEvent:
 
     def encode(self) -> bytes:
         return f"event: {self.event}\ndata: {json.dumps(self.data, separators=(',', ':'))}\n\n".encode()
+
+
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class EncodedEvent(SSEEvent):
+    """An SSE event whose wire bytes were computed once (a recorded or synthesized stream the
+    engine serves again). Immutable: ``data`` is parsed from the bytes at each access, so every
+    reader gets its own copy; it equals an :class:`SSEEvent` with the same name and data."""
+
+    __slots__ = ("_json", "wire")
+
+    def __init__(self, event: str, data: Any) -> None:  # noqa: D107 - same signature as SSEEvent
+        object.__setattr__(self, "event", event)
+        object.__setattr__(self, "_json", compact_json(data).encode())
+        object.__setattr__(self, "wire", b"event: " + event.encode() + b"\ndata: "
+                           + self._json + b"\n\n")
+
+    @property  # type: ignore[override]
+    def data(self) -> Any:
+        return json.loads(self._json)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"EncodedEvent is immutable (cannot set {name!r}); build an "
+                             "SSEEvent to change an event")
+
+    def encode(self) -> bytes:
+        return self.wire
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SSEEvent):
+            return NotImplemented
+        return (self.event, self.data) == (other.event, other.data)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EncodedEvent(event={self.event!r}, data={self.data!r})"
 
 
 @dataclass
@@ -69,6 +118,39 @@ class SimResponse:
             return
         for ev in self.events:
             yield ev.encode()
+
+
+_UNREAD: Any = object()
+
+
+class EncodedResponse(SimResponse):
+    """A JSON response whose bytes were computed once (a recorded body the engine serves again).
+    They go on the wire as they are; ``body`` is parsed from them at first access (each response
+    its own copy), after which the body is encoded again when sent, so a change to it is sent."""
+
+    def __init__(self, status: int, headers: dict[str, str], wire: bytes) -> None:
+        super().__init__(status, headers)
+        self._wire: bytes | None = wire
+        self._body: Any = _UNREAD
+
+    @property  # type: ignore[override]
+    def body(self) -> Any:
+        if self._body is _UNREAD:
+            self._body = json.loads(self._wire) if self._wire is not None else None
+            self._wire = None
+        return self._body
+
+    @body.setter
+    def body(self, value: Any) -> None:
+        self._body, self._wire = value, None
+
+    @property
+    def wire(self) -> bytes | None:
+        """The bytes to send, while ``body`` is unread (else None: encode ``body``)."""
+        return self._wire
+
+    def body_bytes(self) -> bytes:
+        return self._wire if self._wire is not None else super().body_bytes()
 
 
 Handler = Callable[[SimRequest], SimResponse]

@@ -13,12 +13,11 @@ dropped (the body is re-encoded); ``request-id`` is kept when recorded, else the
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .cassette import Exchange
 from .errors import api_error
-from .http import SimResponse, json_headers
+from .http import EncodedEvent, EncodedResponse, SimResponse, compact_json, json_headers
 from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
 
 DROP_HEADERS = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
@@ -28,40 +27,98 @@ ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 4
 
 def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int = 24,
                     ping_every: int = 0) -> tuple[SimResponse, dict[str, Any] | None, str]:
-    """The response for ``ex`` (fresh objects each call), the message it carries, the mode."""
+    """The response for ``ex`` (fresh objects each call), the message it carries, the mode.
+
+    What does not depend on the request id (the encoded body or events, the headers) is computed
+    once per exchange and kept in ``ex.memo``; the response body and events are immutable
+    encodings (:class:`EncodedResponse`, :class:`EncodedEvent`) each reader parses its own copy of.
+    The message returned is shared: read it, do not change it."""
+    key = ("render", stream, chunk, ping_every)
+    prepared = ex.memo.get(key)
+    if prepared is None:
+        prepared = _prepare(ex, stream, chunk, ping_every)
+        if prepared is not None:
+            ex.memo[key] = prepared
+    if prepared is None:
+        return _render_error(ex, stream, rid)
+    status, headers, wire, events, message, mode = prepared
+    h = dict(headers)
+    if "request-id" not in h:
+        h["request-id"] = rid
+    if mode == "recorded" and events is None and "content-type" not in h:
+        h["content-type"] = "application/json"
+    if events is not None:
+        if mode == "synthesized":
+            h = stream_headers(h["request-id"])
+        else:
+            h.update(stream_headers(h["request-id"]))
+        return SimResponse(status, h, events=list(events)), message, mode
+    return EncodedResponse(status, h, wire), message, mode
+
+
+_Prepared = tuple[int, dict[str, str], bytes, "tuple[EncodedEvent, ...] | None",
+                  "dict[str, Any] | None", str]
+
+
+def _prepare(ex: Exchange, stream: bool, chunk: int, ping_every: int) -> _Prepared | None:
+    """What :func:`render_exchange` serves for ``ex``, but the request id; None when the answer
+    is an error that carries the request id in its body (rendered each time)."""
     rec = ex.response
     status = int(rec["status"])
     raw = rec.get("headers")
     headers = {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
                if str(k).lower() not in DROP_HEADERS}
-    headers.setdefault("request-id", rid)
     if "events" in rec:
         events = recorded_events(rec["events"])
         if stream:
-            h = {**headers, **stream_headers(headers["request-id"])}
-            return SimResponse(status, h, events=events), _assembled_or_none(events), "recorded"
+            return (status, headers, b"", _encoded(events), _assembled_or_none(events),
+                    "recorded")
         try:
             message = assemble_message(events)
-        except StreamError as e:
-            etype = str(e.error.get("type", "api_error"))
-            return (api_error(ERROR_STATUS.get(etype, 500), etype,
-                              str(e.error.get("message", "")), request_id=rid), None, "assembled")
-        except (ValueError, KeyError, TypeError, IndexError) as e:
-            # A broken recording, not the client's fault: say so (a harness error, not the API's).
-            return (api_error(500, "api_error", f"tooluse simulator: the recorded stream of "
-                              f"exchange {ex.index} cannot be assembled into a message: {e}",
-                              request_id=rid), None, "assembled")
-        return (SimResponse(status, json_headers({"request-id": headers["request-id"]}),
-                            body=message), message, "assembled")
+        except (StreamError, ValueError, KeyError, TypeError, IndexError):
+            return None
+        h = json_headers({"request-id": headers["request-id"]} if "request-id" in headers else {})
+        return status, h, compact_json(message).encode(), None, message, "assembled"
     body = rec.get("body")
-    headers.setdefault("content-type", "application/json")
     is_message = isinstance(body, dict) and body.get("type") == "message"
     if stream and status < 400 and isinstance(body, dict) and is_message:
         events = synthesize_events(body, chunk=chunk, ping_every=ping_every)
-        return (SimResponse(status, stream_headers(headers["request-id"]), events=events),
-                body, "synthesized")
-    return SimResponse(status, headers, body=json.loads(json.dumps(body))), \
+        return status, headers, b"", _encoded(events), body, "synthesized"
+    if body is None:
+        return None
+    return status, headers, compact_json(body).encode(), None, \
         (body if is_message else None), "recorded"
+
+
+def _encoded(events: list[Any]) -> tuple[EncodedEvent, ...]:
+    return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data)
+                 for e in events)
+
+
+def _render_error(ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, None, str]:
+    """A recorded stream that assembles into an error (its ``error`` event, or a broken
+    recording), for a plain request; or a recorded ``null`` body."""
+    rec = ex.response
+    status = int(rec["status"])
+    if "events" not in rec:
+        raw = rec.get("headers")
+        headers = {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
+                   if str(k).lower() not in DROP_HEADERS}
+        headers.setdefault("request-id", rid)
+        headers.setdefault("content-type", "application/json")
+        return SimResponse(status, headers, body=None), None, "recorded"
+    try:
+        assemble_message(recorded_events(rec["events"]))
+    except StreamError as e:
+        etype = str(e.error.get("type", "api_error"))
+        return (api_error(ERROR_STATUS.get(etype, 500), etype,
+                          str(e.error.get("message", "")), request_id=rid), None, "assembled")
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        # A broken recording, not the client's fault: say so (a harness error, not the API's).
+        return (api_error(500, "api_error", f"tooluse simulator: the recorded stream of "
+                          f"exchange {ex.index} cannot be assembled into a message: {e}",
+                          request_id=rid), None, "assembled")
+    raise AssertionError("unreachable: the stream assembled on the second try")
 
 
 def _assembled_or_none(events: list[Any]) -> dict[str, Any] | None:

@@ -34,13 +34,14 @@ def test_every_section_is_there(bench: dict[str, Any]) -> None:
         assert rows and all(isinstance(r, dict) for r in rows)
 
 
-def test_replay_rows_compare_three_variants(bench: dict[str, Any]) -> None:
+def test_replay_rows_compare_the_variants(bench: dict[str, Any]) -> None:
     rows = bench["sections"]["replay"]
     assert {(r["exchanges"], r["stream"]) for r in rows} == {(2, False), (2, True), (20, False),
                                                              (20, True)}
     for r in rows:
         assert "note" not in r, r.get("note")  # the simulator replayed every conversation
-        assert set(r["us_per_request"]) == {"floor", "vcr", "simulator"}
+        assert set(r["us_per_request"]) == {"floor", "vcr", "simulator", "simulator_cold",
+                                            "simulator_fresh"}
         assert all(v > 0 for v in r["us_per_request"].values())
         assert r["ratio_vs_floor"] == pytest.approx(
             r["us_per_request"]["simulator"] / r["us_per_request"]["floor"], rel=0.01)

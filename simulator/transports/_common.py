@@ -8,7 +8,6 @@ The body generators raise :class:`Dropped` (the connection closes mid-body) and 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
@@ -17,7 +16,7 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.to_thread
 
-from ..http import SimRequest, SimResponse, SSEEvent
+from ..http import EncodedEvent, EncodedResponse, SimRequest, SimResponse, SSEEvent, compact_json
 
 DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
 TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
@@ -42,11 +41,9 @@ def sim_request(method: str | bytes, path: str | bytes, query: str | bytes,
     for k, v in headers:
         names[(k.decode("latin-1") if isinstance(k, bytes) else k).lower()] = \
             v.decode("latin-1") if isinstance(v, bytes) else v
-    return SimRequest(
-        method=_text(method), path=_text(path), headers=names,
-        query=dict(parse_qsl(_text(query), keep_blank_values=True)) if query else {},
-        body=body,
-    )
+    return SimRequest.lowered(
+        _text(method).upper(), _text(path), names,
+        dict(parse_qsl(_text(query), keep_blank_values=True)) if query else {}, body)
 
 
 def response_headers(resp: SimResponse) -> list[tuple[str, str]]:
@@ -76,23 +73,39 @@ def is_lazy(resp: SimResponse) -> bool:
     return resp.events is not None and not isinstance(resp.events, list | tuple)
 
 
-#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
-_compact = json.JSONEncoder(separators=(",", ":")).encode
-
-
 def encoded_body(resp: SimResponse) -> bytes:
     """``resp.body_bytes()``, the same bytes."""
+    if type(resp) is EncodedResponse:
+        wire = resp.wire
+        if wire is not None:
+            return wire
     body = resp.body
     if type(body) is dict or type(body) is list:
-        return _compact(body).encode()
+        return compact_json(body).encode()
     return resp.body_bytes()
 
 
 def encoded_event(event: SSEEvent) -> bytes:
     """``event.encode()``, the same bytes (a subclass may encode itself differently)."""
+    if type(event) is EncodedEvent:
+        return event.wire
     if type(event) is SSEEvent:
-        return f"event: {event.event}\ndata: {_compact(event.data)}\n\n".encode()
+        return f"event: {event.event}\ndata: {compact_json(event.data)}\n\n".encode()
     return event.encode()
+
+
+def whole_body(resp: SimResponse) -> bytes | None:
+    """The whole body at once, when nothing is to be played out over time (no delay, no drop,
+    every event already produced): what an in-process transport can hand over in one piece, as
+    a socket would deliver it to a fast reader. None otherwise."""
+    if resp.delay > 0 or resp.drop_after is not None:
+        return None
+    events = resp.events
+    if events is None:
+        return encoded_body(resp)
+    if type(events) is not list and type(events) is not tuple:
+        return None
+    return b"".join([encoded_event(e) for e in events])
 
 
 def body_chunks(resp: SimResponse) -> Iterator[bytes]:

@@ -14,11 +14,11 @@ from ._common import (
     Dropped,
     TimedOut,
     aiter_body,
-    encoded_body,
     iter_body,
     read_timeout,
     response_headers,
     sim_request,
+    whole_body,
 )
 
 
@@ -56,9 +56,10 @@ def respond(lib: ModuleType, body_type: type[BodyMixin], handler: Handler, reque
     sim = sim_request(request.method, url.raw_path.split(b"?", 1)[0], url.query,
                       request.headers.raw, body)
     resp = handler(sim)
-    if resp.events is None and resp.delay <= 0 and resp.drop_after is None:
-        # A plain body with no fault to play out: hand over the bytes (no lazy stream needed).
-        return lib.Response(resp.status, headers=response_headers(resp),
-                            content=encoded_body(resp), request=request)
+    whole = whole_body(resp)
+    if whole is not None:
+        # Nothing to play out over time: hand over the bytes (no lazy stream needed).
+        return lib.Response(resp.status, headers=response_headers(resp), content=whole,
+                            request=request)
     return lib.Response(resp.status, headers=response_headers(resp),
                         stream=body_type(resp, read_timeout(request.extensions)), request=request)
