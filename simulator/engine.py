@@ -79,7 +79,7 @@ from .models import lookup
 from .registry import TOOLS
 from .render import render_exchange
 from .rules import DEFAULT_RULES, DEFINITION_RULES, RULES, Rule, RuleContext, run_rules
-from .state import SimState, answered_ids, container_param_id
+from .state import SimState, answered_ids, container_param_id, lessons_of
 
 MESSAGES_PATH = "/v1/messages"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
@@ -132,6 +132,8 @@ class Simulator(ExchangeFinder, EventLog):
         self._lock = threading.RLock()
         self._history = History()
         self._rule_ids, self._rules_but_definitions = _rule_split(self.rules)
+        #: Verdicts are remembered by rule id: only for the registered rule objects.
+        self._memo_rules = all(RULES.get(r.id) is r for r in self.rules)
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
@@ -198,7 +200,11 @@ class Simulator(ExchangeFinder, EventLog):
                 "must be a JSON object.", request_id=rid))
         hist = self._history.analyse(body, self._rule_ids, request.headers) \
             if isinstance(body, dict) else None
-        if body_depth(body, hist, MAX_DEPTH) > MAX_DEPTH:
+        vkey = verdict_key(hist, body, self._rule_ids) \
+            if hist is not None and self._memo_rules else None
+        known = VERDICTS.get(vkey) if vkey is not None else None
+        # A request judged before passed the depth limit then (verdicts are kept past it only).
+        if known is None and body_depth(body, hist, MAX_DEPTH) > MAX_DEPTH:
             return self._reject(rid, 400, "nested too deeply", invalid_request(
                 f"The request body is nested more than {MAX_DEPTH} levels deep; keep it under "
                 f"{MAX_DEPTH}.", request_id=rid))
@@ -209,39 +215,45 @@ class Simulator(ExchangeFinder, EventLog):
         # The log keeps the bytes (parsed again on access): see events.RequestReceived.
         self._emit(RequestReceived(rid, request.method, path, None, dict(request.headers),
                                    raw=request.body))
-        return self._messages(request, body, rid, hist)
+        return self._messages(request, body, rid, hist, path, vkey, known)
 
     # --- the Messages flow -------------------------------------------------------------------
 
     def _messages(self, request: SimRequest, body: dict[str, Any], rid: str,
-                  hist: RequestHistory | None = None) -> SimResponse:
+                  hist: RequestHistory | None = None, path: str = MESSAGES_PATH,
+                  vkey: tuple[Any, ...] | None = None,
+                  known: tuple[Any, ...] | None = None) -> SimResponse:
         if self.recorded_time:
             self._follow_recorded_time()
-        ctx = RuleContext(body, request.headers, self.state, history=hist)
         state = self.state
-        vkey = verdict_key(hist, body, self._rule_ids) if hist is not None and not (
-            state.containers or state.pending_calls or state.paused_turns) else None
-        known = VERDICTS.get(vkey) if vkey is not None else None
-        if known is not None:  # judged before, identical, with a blank state: the same verdict
+        notes: list[str]
+        if known is not None and not (state.containers or state.pending_calls
+                                      or state.paused_turns):
+            # Judged before, identical, and the state holds nothing a rule reads: the same
+            # verdict (simulator.history.VerdictStore).
             violations, notes = list(known[0]), list(known[1])
-            ctx.notes.extend(notes)
+            if hist is not None and not violations and not any(n.startswith("rule ") for n in notes):
+                self._history.passed(hist, self._rule_ids)
         else:
+            ctx = RuleContext(body, request.headers, state, history=hist)
             same = hist is not None and hist.same_definitions
             violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
-            if vkey is not None:
-                VERDICTS.put(vkey, (tuple(violations), tuple(ctx.notes)))
-        if hist is not None and not violations and not any(
-                n.startswith("rule ") for n in ctx.notes):
-            aligned = "messages" in ctx.__dict__ and len(ctx.raw_messages) == len(hist.messages)
-            self._history.passed(hist, self._rule_ids,
-                                 (ctx.messages, ctx._combined_of) if aligned else None)
-        for note in ctx.notes:
+            notes = ctx.notes
+            if vkey is not None and not (state.containers or state.pending_calls
+                                         or state.paused_turns):
+                VERDICTS.put(vkey, (tuple(violations), tuple(notes)))
+            if hist is not None and not violations and not any(
+                    n.startswith("rule ") for n in notes):
+                aligned = "messages" in ctx.__dict__ and len(ctx.raw_messages) == len(hist.messages)
+                self._history.passed(hist, self._rule_ids,
+                                     (ctx.messages, ctx._combined_of) if aligned else None)
+        for note in notes:
             if note not in self._noted:
                 self._noted.add(note)
                 self._emit(Note(rid, note))
         if violations:
             return self._answer_violation(body, violations, rid)
-        incoming = MatchRequest(request.method, normalize_path(request.path), body, hist)
+        incoming = MatchRequest(request.method, path, body, hist)
         found = self._find(incoming, rid)
         if isinstance(found, SimResponse):
             return found
@@ -270,9 +282,15 @@ class Simulator(ExchangeFinder, EventLog):
             self.state.on_request_served(
                 body, answered=_answered(hist) if self.state.pending_calls else set())
             if message is not None:
+                # What a message teaches is pure: kept with the exchange's rendering (the
+                # message is the memo's own, so its id is stable while the memo lives).
+                lk = ("lessons", id(message))
+                lessons = ex.memo.get(lk)
+                if lessons is None or lessons[0] is not message:
+                    lessons = ex.memo[lk] = (message, lessons_of(message))
                 # repl_state only matters to a container the message names
-                self.state.on_response(message, repl_state="container" in message
-                                       and self._repl_state(body))
+                self.state.on_response(message, lessons=lessons[1], repl_state=(
+                    lessons[1].container_id is not None and self._repl_state(body)))
         if fault is not None and not repeated:  # only a slow fault gets here: remember it for
             self._slow = (ci, ex.index, body)     # a timed-out retry
         self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,

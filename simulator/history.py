@@ -49,7 +49,8 @@ class MessageFacts:
     answered: frozenset[str] | None = None
     #: ``(role, [block types])``, what the ``messages.shape`` matcher compares.
     shape: tuple[Any, list[Any]] | None = None
-    #: The ``tools`` matcher's key (for the facts of a ``tools`` value).
+    #: The ``tools`` matcher's key (for the facts of a ``tools`` value); for a message, the
+    #: ``tool_use_ids.answered`` matcher's key were it the last message.
     match_key: list[Any] | None = None
 
 
@@ -195,8 +196,8 @@ class History:
         except ValueError:  # something not encodable: judge message by message
             keys = [_key(m) for m in msgs]
         else:
-            keys = list(raw) if sum(map(len, raw)) <= MAX_KEY_BYTES else \
-                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
+            keys = raw if sum(map(len, raw)) <= MAX_KEY_BYTES else \
+                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]  # type: ignore[misc]
         get = self._store.facts.get
         facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
         if None in facts:

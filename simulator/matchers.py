@@ -99,14 +99,35 @@ def _block_types(content: Any) -> list[Any]:
 def _shape_key(r: MatchRequest) -> Any:
     h = r.history
     if h is not None:  # each message's shape, computed once across requests
-        from .history import shapes
-        return shapes(h)
+        return _shapes(h)
     msgs = _list(r.body.get("messages"))
     return [(m.get("role"), _block_types(m.get("content"))) for m in msgs if isinstance(m, dict)]
 
 
+def _shapes(h: RequestHistory) -> list[tuple[Any, list[Any]]]:
+    """``(role, [block types])`` of every object message, from its facts (each computed once)."""
+    out = []
+    for f, m in zip(h.facts, h.messages, strict=True):
+        if f.shape is None:
+            if not isinstance(m, dict):
+                continue
+            f.shape = (m.get("role"), _block_types(m.get("content")))
+        out.append(f.shape)
+    return out
+
+
 def _answered_key(r: MatchRequest) -> Any:
+    h = r.history
+    if h is not None and h.messages and isinstance(h.messages[-1], dict):
+        f = h.facts[-1]  # the last message's key, computed once across requests
+        if f.match_key is None:
+            f.match_key = _answered_of(h.messages[-1])
+        return f.match_key
     last = next((m for m in reversed(_list(r.body.get("messages"))) if isinstance(m, dict)), None)
+    return _answered_of(last)
+
+
+def _answered_of(last: Any) -> list[str]:
     if last is None or last.get("role") != "user":
         return []
     return sorted(str(b.get("tool_use_id")) for b in blocks_of(last.get("content"))

@@ -207,42 +207,38 @@ class SimState:
         if self.paused_turns:
             self.paused_turns.pop(self._conversation_key(), None)
         self.pending_server_tools.clear()
-        last = next((m for m in reversed(msgs) if isinstance(m, dict)), None)
-        if last is not None and last.get("role") != "user":
-            last = None
-        self._uploads = {str(b["file_id"]) for b in blocks_of(last.get("content")) if
-                         b.get("type") == "container_upload" and "file_id" in b} if last else set()
+        last = None
+        for m in reversed(msgs):
+            if isinstance(m, dict):
+                last = m
+                break
+        content = last.get("content") if last is not None and last.get("role") == "user" else None
+        self._uploads = {str(b["file_id"]) for b in content if isinstance(b, dict) and
+                         b.get("type") == "container_upload" and "file_id" in b} \
+            if type(content) is list else set()
         cid = container_param_id(body)
         if cid:
             self.refresh_checkpoints()
             self.touch_container(cid)
 
-    def on_response(self, message: Mapping[str, Any], *, repl_state: bool = False) -> None:
-        """Learn from a served message (JSON body, or assembled from a stream)."""
-        if message.get("type") != "message":
+    def on_response(self, message: Mapping[str, Any], *, repl_state: bool = False,
+                    lessons: Lessons | None = None) -> None:
+        """Learn from a served message (JSON body, or assembled from a stream). ``lessons``:
+        :func:`lessons_of` the message, when already known."""
+        ls = lessons if lessons is not None else lessons_of(message)
+        if not ls.is_message:
             return
-        container = message.get("container")
-        cid: str | None = None
-        if isinstance(container, dict) and isinstance(container.get("id"), str):
-            cid = str(container["id"])
+        cid = ls.container_id
+        if cid is not None:
             c = self.touch_container(cid, repl_state=repl_state)
-            c.files |= set(_file_ids(message.get("content"))) | self._uploads
+            c.files |= ls.file_ids | self._uploads
             self._uploads = set()
-        content = blocks_of(message.get("content"))
-        results = result_tool_use_ids(content)
-        for b in content:
-            t = b.get("type")
-            if t == "tool_use":
-                caller = b.get("caller")
-                ctype = caller.get("type") if isinstance(caller, dict) else None
-                if ctype and ctype != "direct":
-                    self.pending_calls[str(b.get("id"))] = PendingCall(
-                        str(b.get("id")), str(b.get("name")), str(ctype),
-                        caller.get("tool_id") if isinstance(caller, dict) else None, cid)
-            elif t == "server_tool_use" and str(b.get("id")) not in results:
-                self.pending_server_tools[str(b.get("id"))] = str(b.get("name"))
-        if message.get("stop_reason") == "pause_turn":
-            self.paused_turns[self._conversation_key()] = PausedTurn(tuple(content), message.get("id"), cid)
+        for tid, name, ctype, tool_id in ls.calls:
+            self.pending_calls[tid] = PendingCall(tid, name, ctype, tool_id, cid)
+        for tid, name in ls.server_tool_uses:
+            self.pending_server_tools[tid] = name
+        if ls.paused is not None:
+            self.paused_turns[self._conversation_key()] = PausedTurn(ls.paused, ls.message_id, cid)
 
     def _conversation_key(self) -> str:
         if self._conversation_of is not None:
@@ -263,6 +259,50 @@ class SimState:
 
     def pending_for(self, ids: Iterable[str]) -> list[PendingCall]:
         return [self.pending_calls[i] for i in ids if i in self.pending_calls]
+
+
+@dataclass(frozen=True)
+class Lessons:
+    """What the state learns from a served message (:func:`lessons_of`): a pure function of the
+    message, so the engine computes it once per recorded exchange."""
+
+    is_message: bool
+    container_id: str | None = None
+    file_ids: frozenset[str] = frozenset()
+    #: Programmatic calls: (tool_use id, name, caller type, caller tool_id).
+    calls: tuple[tuple[str, str, str, Any], ...] = ()
+    #: server_tool_use blocks served without their result: (id, name).
+    server_tool_uses: tuple[tuple[str, str], ...] = ()
+    #: The content of a ``pause_turn`` message (None: not paused).
+    paused: tuple[dict[str, Any], ...] | None = None
+    message_id: Any = None
+
+
+def lessons_of(message: Mapping[str, Any]) -> Lessons:
+    """What :meth:`SimState.on_response` learns from ``message``."""
+    if message.get("type") != "message":
+        return Lessons(False)
+    container = message.get("container")
+    cid = str(container["id"]) if isinstance(container, dict) and \
+        isinstance(container.get("id"), str) else None
+    content = blocks_of(message.get("content"))
+    results = result_tool_use_ids(content)
+    calls: list[tuple[str, str, str, Any]] = []
+    server: list[tuple[str, str]] = []
+    for b in content:
+        t = b.get("type")
+        if t == "tool_use":
+            caller = b.get("caller")
+            ctype = caller.get("type") if isinstance(caller, dict) else None
+            if ctype and ctype != "direct":
+                calls.append((str(b.get("id")), str(b.get("name")), str(ctype),
+                              caller.get("tool_id") if isinstance(caller, dict) else None))
+        elif t == "server_tool_use" and str(b.get("id")) not in results:
+            server.append((str(b.get("id")), str(b.get("name"))))
+    return Lessons(
+        True, cid, frozenset(_file_ids(message.get("content"))) if cid is not None else frozenset(),
+        tuple(calls), tuple(server),
+        tuple(content) if message.get("stop_reason") == "pause_turn" else None, message.get("id"))
 
 
 def _file_ids(obj: Any) -> Iterable[str]:
