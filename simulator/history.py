@@ -27,7 +27,7 @@ import marshal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 DEFAULT_LIMIT = 65536
 #: Version 2: no back-references (version 3+ writes one where an object is shared, so the same
@@ -196,8 +196,8 @@ class History:
         except ValueError:  # something not encodable: judge message by message
             keys = [_key(m) for m in msgs]
         else:
-            keys = raw if sum(map(len, raw)) <= MAX_KEY_BYTES else \
-                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]  # type: ignore[misc]
+            keys = cast("list[bytes | None]", raw) if sum(map(len, raw)) <= MAX_KEY_BYTES else \
+                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
         get = self._store.facts.get
         facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
         if None in facts:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-
+_from_json: Callable[[bytes], Any] | None
 try:  # the Rust JSON parser the anthropic SDK depends on: about 1.6x json.loads on request bodies
     from jiter import from_json as _from_json
 except ImportError:  # pragma: no cover - json.loads alone gives the same values
@@ -72,6 +72,9 @@ class EncodedEvent(SSEEvent):
     reader gets its own copy; it equals an :class:`SSEEvent` with the same name and data."""
 
     __slots__ = ("_json", "wire")
+    _json: bytes
+    #: The event as it goes on the wire.
+    wire: bytes
 
     def __init__(self, event: str, data: Any) -> None:  # noqa: D107 - same signature as SSEEvent
         object.__setattr__(self, "event", event)
@@ -79,7 +82,7 @@ class EncodedEvent(SSEEvent):
         object.__setattr__(self, "wire", b"event: " + event.encode() + b"\ndata: "
                            + self._json + b"\n\n")
 
-    @property  # type: ignore[override]
+    @property
     def data(self) -> Any:
         return json.loads(self._json)
 
@@ -146,7 +149,7 @@ class EncodedResponse(SimResponse):
         self._wire: bytes | None = wire
         self._body: Any = _UNREAD
 
-    @property  # type: ignore[override]
+    @property
     def body(self) -> Any:
         if self._body is _UNREAD:
             self._body = json.loads(self._wire) if self._wire is not None else None
