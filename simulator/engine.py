@@ -52,6 +52,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .bodies import BodyParser
 from .cassette import Cassette, CassetteError, Exchange, iter_corpus, load_cassette
 from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
@@ -131,9 +132,9 @@ class Simulator(ExchangeFinder, EventLog):
         self._noted: set[str] = set()
         self._lock = threading.RLock()
         self._history = History()
-        self._rule_ids, self._rules_but_definitions = _rule_split(self.rules)
-        #: Verdicts are remembered by rule id: only for the registered rule objects.
-        self._memo_rules = all(RULES.get(r.id) is r for r in self.rules)
+        self._bodies = BodyParser()
+        #: Verdicts are remembered by rule id: only for the registered rule objects (_memo_rules).
+        self._rule_ids, self._rules_but_definitions, self._memo_rules = _rule_split(self.rules)
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------
@@ -187,7 +188,7 @@ class Simulator(ExchangeFinder, EventLog):
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes "
                 f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
         try:
-            body = request.json()
+            parsed = self._bodies.parse(request)
         except RecursionError:
             return self._reject(rid, 400, "nested too deeply", invalid_request(
                 "There was an error parsing the body of your request: JSON nested too deeply. "
@@ -198,7 +199,8 @@ class Simulator(ExchangeFinder, EventLog):
             return self._reject(rid, 400, "broken JSON", invalid_request(
                 f"There was an error parsing the body of your request: {reason}{where}. The body "
                 "must be a JSON object.", request_id=rid))
-        hist = self._history.analyse(body, self._rule_ids, request.headers) \
+        body = parsed.body
+        hist = self._history.analyse(body, self._rule_ids, request.headers, parsed.texts) \
             if isinstance(body, dict) else None
         vkey = verdict_key(hist, body, self._rule_ids) \
             if hist is not None and self._memo_rules else None
@@ -372,21 +374,23 @@ class Simulator(ExchangeFinder, EventLog):
         return resp
 
 
-_SPLITS: dict[tuple[int, ...], tuple[tuple[Rule, ...], tuple[str, ...], tuple[Rule, ...]]] = {}
+_Split = tuple[tuple[str, ...], tuple[Rule, ...], bool]
+_SPLITS: dict[tuple[int, ...], tuple[tuple[Rule, ...], _Split]] = {}
 
 
-def _rule_split(rules: tuple[Rule, ...]) -> tuple[tuple[str, ...], tuple[Rule, ...]]:
-    """The ids of ``rules``, and those of them that are not definition rules (kept per set of
-    rule objects: the registered ones live as long as the process)."""
+def _rule_split(rules: tuple[Rule, ...]) -> _Split:
+    """The ids of ``rules``, those of them that are not definition rules, and whether each is
+    the registered rule of its id (kept per set of rule objects: the registered ones live as long
+    as the process)."""
     key = tuple(map(id, rules))
     hit = _SPLITS.get(key)
     if hit is not None and hit[0] == rules:  # identical objects: compared by identity
-        return hit[1], hit[2]
-    ids = tuple(r.id for r in rules)
-    rest = tuple(r for r in rules if r.id not in DEFINITION_RULES)
+        return hit[1]
+    split = (tuple(r.id for r in rules), tuple(r for r in rules if r.id not in DEFINITION_RULES),
+             all(RULES.get(r.id) is r for r in rules))
     if len(_SPLITS) < 256:
-        _SPLITS[key] = (rules, ids, rest)
-    return ids, rest
+        _SPLITS[key] = (rules, split)
+    return split
 
 
 def _containers_used_first(c: Cassette) -> tuple[str, ...]:

@@ -68,7 +68,8 @@ class RequestHistory:
     request that passed every rule."""
 
     messages: list[Any]
-    keys: list[bytes | None]
+    #: Each message's exact encoding (its JSON text, or its ``marshal`` bytes); None: none.
+    keys: list[Any]
     facts: list[MessageFacts]
     #: Leading messages identical to the last request that passed every rule (same rules).
     shared: int = 0
@@ -177,27 +178,29 @@ class History:
 
     def __init__(self, store: FactStore | None = None) -> None:
         self._store = store if store is not None else FACTS
-        self._last_keys: list[bytes | None] = []
+        self._last_keys: list[Any] = []
         self._last_tools: bytes | None = None
         self._last_rules: tuple[str, ...] = ()
         self._last_combined: tuple[list[dict[str, Any]], list[int]] | None = None
         self._last_definitions: bytes | None = None
 
     def analyse(self, body: Mapping[str, Any], rules: Sequence[str] = (),
-                headers: Mapping[str, str] | None = None) -> RequestHistory | None:
+                headers: Mapping[str, str] | None = None,
+                texts: Sequence[str] | None = None) -> RequestHistory | None:
         """The request's messages with their facts (None when ``messages`` is not a list).
-        ``headers``: the request's, for the definitions key (without them there is none)."""
+        ``headers``: the request's, for the definitions key (without them there is none).
+        ``texts``: each message's exact JSON text (:mod:`simulator.bodies`), used as its key
+        instead of its ``marshal`` encoding (both are exact: the same key, the same value)."""
         msgs = body.get("messages")
         if not isinstance(msgs, list):
             return None
-        keys: list[bytes | None]
-        try:
-            raw = [marshal.dumps(m, _MARSHAL_VERSION) for m in msgs]
-        except ValueError:  # something not encodable: judge message by message
-            keys = [_key(m) for m in msgs]
+        keys: list[Any]
+        if texts is not None and len(texts) == len(msgs):
+            keys = texts if isinstance(texts, list) else list(texts)
+            if sum(map(len, keys)) > MAX_KEY_BYTES:
+                keys = [k if len(k) <= MAX_KEY_BYTES else None for k in keys]
         else:
-            keys = cast("list[bytes | None]", raw) if sum(map(len, raw)) <= MAX_KEY_BYTES else \
-                [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
+            keys = self._encoded(msgs)
         get = self._store.facts.get
         facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
         if None in facts:
@@ -208,8 +211,11 @@ class History:
         if tuple(rules) == self._last_rules:
             last = self._last_keys
             n = min(len(keys), len(last))
-            while shared < n and keys[shared] is not None and keys[shared] == last[shared]:
-                shared += 1
+            if n and keys[:n] == last[:n] and None not in last[:n]:  # the usual case, in C
+                shared = n
+            else:
+                while shared < n and keys[shared] is not None and keys[shared] == last[shared]:
+                    shared += 1
         req = RequestHistory(msgs, keys, facts, shared,
                              tools_key is not None and tools_key == self._last_tools, tools_key)
         if shared and self._last_combined is not None:
@@ -225,7 +231,17 @@ class History:
                                         and tuple(rules) == self._last_rules)
         return req
 
-    def _facts_for(self, k: bytes | None) -> MessageFacts:
+    @staticmethod
+    def _encoded(msgs: list[Any]) -> list[Any]:
+        try:
+            raw = [marshal.dumps(m, _MARSHAL_VERSION) for m in msgs]
+        except ValueError:  # something not encodable: judge message by message
+            return [_key(m) for m in msgs]
+        if sum(map(len, raw)) <= MAX_KEY_BYTES:
+            return raw
+        return [k if len(k) <= MAX_KEY_BYTES else None for k in raw]
+
+    def _facts_for(self, k: bytes | str | None) -> MessageFacts:
         if k is None:
             return MessageFacts()  # not cached: judged every time
         f = self._store.facts.get(k)
