@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import json.decoder
 import json.scanner
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .http import SimRequest
 
-_scan = json.scanner.make_scanner(json.decoder.JSONDecoder())
-_string = json.decoder.scanstring
+#: ``(text, index) -> (value, end)``: the C scanner ``json.loads`` itself uses (same values).
+_scan: Callable[[str, int], tuple[Any, int]] = \
+    json.scanner.make_scanner(json.decoder.JSONDecoder())  # type: ignore[arg-type]
+#: ``(text, index after the opening quote) -> (string, end)``.
+_string: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WS = " \t\n\r"
 
 

@@ -27,7 +27,7 @@ import marshal
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 DEFAULT_LIMIT = 65536
 #: Version 2: no back-references (version 3+ writes one where an object is shared, so the same
@@ -93,11 +93,11 @@ class FactStore:
 
     def __init__(self, limit: int = DEFAULT_LIMIT, max_bytes: int = MAX_TOTAL_BYTES) -> None:
         self.limit, self.max_bytes = limit, max_bytes
-        self.facts: dict[bytes, MessageFacts] = {}
+        self.facts: dict[bytes | str, MessageFacts] = {}
         self.bytes = 0
         self._lock = threading.Lock()
 
-    def add(self, k: bytes) -> MessageFacts:
+    def add(self, k: bytes | str) -> MessageFacts:
         with self._lock:  # simulators in several threads may share the store
             f = self.facts.get(k)
             if f is None:
@@ -202,7 +202,7 @@ class History:
         else:
             keys = self._encoded(msgs)
         get = self._store.facts.get
-        facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc,arg-type]
+        facts: list[MessageFacts] = [get(k) for k in keys]  # type: ignore[misc]
         if None in facts:
             facts = [f if f is not None else self._facts_for(k) for f, k in zip(facts, keys, strict=True)]
         tools = body.get("tools")
