@@ -135,6 +135,7 @@ class Simulator(ExchangeFinder, EventLog):
         self._bodies = BodyParser()
         #: Verdicts are remembered by rule id: only for the registered rule objects (_memo_rules).
         self._rule_ids, self._rules_but_definitions, self._memo_rules = _rule_split(self.rules)
+        self._history.process_wide = self._memo_rules
         self._seed_containers()
 
     # --- public surface ----------------------------------------------------------------------

@@ -120,6 +120,25 @@ class FactStore:
 FACTS = FactStore()
 
 
+class _Bounded(set[tuple[tuple[str, ...], bytes]]):
+    """A set that forgets everything once it holds ``limit`` items (definitions are few)."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def add(self, item: tuple[tuple[str, ...], bytes]) -> None:
+        if len(self) >= self.limit:
+            self.clear()
+        super().add(item)
+
+
+#: ``(rule ids, definitions key)`` of every request that passed all those rules, process-wide:
+#: the definition rules (tools, model, tool_choice, betas: :data:`simulator.rules.
+#: DEFINITION_RULES`) read nothing else, so they pass any request with the same definitions.
+PASSED_DEFINITIONS = _Bounded()
+
+
 class VerdictStore:
     """The rules' verdicts on whole requests, by :func:`verdict_key` (oldest forgotten first).
 
@@ -171,6 +190,7 @@ def clear_facts() -> None:
     """Forget every message fact and verdict (e.g. to measure a cold engine)."""
     FACTS.clear()
     VERDICTS.clear()
+    PASSED_DEFINITIONS.clear()
 
 
 class History:
@@ -183,6 +203,9 @@ class History:
         self._last_rules: tuple[str, ...] = ()
         self._last_combined: tuple[list[dict[str, Any]], list[int]] | None = None
         self._last_definitions: bytes | None = None
+        #: Share what passed with every simulator of the process (:data:`PASSED_DEFINITIONS`):
+        #: only for rules known by id (the registered rule objects).
+        self.process_wide = True
 
     def analyse(self, body: Mapping[str, Any], rules: Sequence[str] = (),
                 headers: Mapping[str, str] | None = None,
@@ -227,8 +250,11 @@ class History:
                          headers.get("anthropic-beta")))
             if rest is not None and (tools_key is not None or tools is None):
                 req.definitions_key = (tools_key or b"") + b"|" + rest
-                req.same_definitions = (req.definitions_key == self._last_definitions
-                                        and tuple(rules) == self._last_rules)
+                req.same_definitions = (
+                    (req.definitions_key == self._last_definitions
+                     and tuple(rules) == self._last_rules)
+                    or (self.process_wide
+                        and (tuple(rules), req.definitions_key) in PASSED_DEFINITIONS))
         return req
 
     @staticmethod
@@ -257,6 +283,8 @@ class History:
         self._last_rules = tuple(rules)
         self._last_combined = combined
         self._last_definitions = req.definitions_key
+        if req.definitions_key is not None and self.process_wide and not req.same_definitions:
+            PASSED_DEFINITIONS.add((tuple(rules), req.definitions_key))
 
 
 def shape_of(message: Any) -> tuple[Any, list[Any]]:

@@ -48,8 +48,8 @@ ALL_RULES: tuple[Rule, ...] = tuple(RULES[i] for i in ORDER) + tuple(
 DEFAULT_RULES: tuple[Rule, ...] = tuple(r for r in ALL_RULES if r.default)
 #: Rules whose verdict depends only on the tool definitions, ``model``, ``tool_choice`` and the
 #: betas (body ``betas`` and the ``anthropic-beta`` header): neither messages nor state. The
-#: engine skips them for a request whose definitions equal those of the last request that passed
-#: every rule (:mod:`simulator.history`).
+#: engine skips them for a request whose definitions equal those of a request that passed every
+#: rule (:mod:`simulator.history`: the last one of the simulator, or any in the process).
 DEFINITION_RULES = frozenset({
     "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
     "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",

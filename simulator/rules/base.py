@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, overload
 
 from ..history import RequestHistory
 from ..matchers import blocks_of
@@ -82,6 +81,33 @@ def rule(id: str, *, source: Source, statement: str, message: str,
 
 
 # --- the request as rules see it ---------------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):  # noqa: N801 - functools.cached_property's name and use
+    """``functools.cached_property`` without its lock (Python 3.11 takes an RLock on every first
+    access, a measurable cost per request): the value is computed on first access and stored in
+    the instance ``__dict__``, which later accesses read directly. A context is used by one
+    thread."""
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> cached_property[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
 
 #: The ``allowed_callers`` values that let code call a tool (the registry's, minus ``direct``).
 CODE_EXEC_CALLERS = frozenset(c for c in ALLOWED_CALLERS if c != "direct")

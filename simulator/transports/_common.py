@@ -37,10 +37,16 @@ def _text(value: str | bytes) -> str:
 def sim_request(method: str | bytes, path: str | bytes, query: str | bytes,
                 headers: Iterable[tuple[str | bytes, str | bytes]], body: bytes) -> SimRequest:
     """A :class:`SimRequest` from the raw parts every HTTP library exposes."""
-    names: dict[str, str] = {}
-    for k, v in headers:
-        names[(k.decode("latin-1") if isinstance(k, bytes) else k).lower()] = \
-            v.decode("latin-1") if isinstance(v, bytes) else v
+    if not isinstance(headers, list | tuple):
+        headers = list(headers)  # read twice below when not all bytes
+    try:  # httpx and httpcore give bytes
+        names = {k.decode("latin-1").lower(): v.decode("latin-1")  # type: ignore[union-attr]
+                 for k, v in headers}
+    except AttributeError:
+        names = {}
+        for k, v in headers:
+            names[(k.decode("latin-1") if isinstance(k, bytes) else k).lower()] = \
+                v.decode("latin-1") if isinstance(v, bytes) else v
     return SimRequest.lowered(
         _text(method).upper(), _text(path), names,
         dict(parse_qsl(_text(query), keep_blank_values=True)) if query else {}, body)
