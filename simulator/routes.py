@@ -18,7 +18,7 @@ from typing import Any
 from .cassette import Cassette, iter_corpus, load_cassette
 from .errors import api_error, invalid_request, new_request_id, not_found
 from .files_api import FilesAPI
-from .http import Handler, SimRequest, SimResponse, SSEEvent
+from .http import EncodedResponse, Handler, SimRequest, SimResponse, SSEEvent
 from .models_api import ModelsAPI
 
 #: The SDK (2.10, ``lib/threads/_thread_state.py``) keeps a conversation server-side when a
@@ -77,6 +77,9 @@ def with_request_id(response: SimResponse) -> SimResponse:
     """Every response carries a ``request-id`` header (PROTOCOL.md §5), the same id as the error
     body's ``request_id`` when there is one."""
     headers = {k.lower(): v for k, v in response.headers.items()}
+    if type(response) is EncodedResponse and response.status < 400 and "request-id" in headers:
+        response.headers = headers  # a recorded success: no error body to align (left unparsed)
+        return response
     body = response.body
     in_body = body.get("request_id") if isinstance(body, dict) and body.get("type") == "error" else None
     rid = headers.get("request-id") or (in_body if isinstance(in_body, str) else None) or new_request_id()
