@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import marshal
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,7 +94,9 @@ class FactStore:
 
     def __init__(self, limit: int = DEFAULT_LIMIT, max_bytes: int = MAX_TOTAL_BYTES) -> None:
         self.limit, self.max_bytes = limit, max_bytes
-        self.facts: dict[bytes | str, MessageFacts] = {}
+        #: Oldest first (an OrderedDict: evicting from the front of a plain dict leaves holes that
+        #: make every later eviction slower).
+        self.facts: OrderedDict[bytes | str, MessageFacts] = OrderedDict()
         self.bytes = 0
         self._lock = threading.Lock()
 
@@ -103,9 +106,8 @@ class FactStore:
             if f is None:
                 store = self.facts
                 while store and (len(store) >= self.limit or self.bytes + len(k) > self.max_bytes):
-                    old = next(iter(store))
+                    old, _ = store.popitem(last=False)
                     self.bytes -= len(old)
-                    del store[old]
                 f = store[k] = MessageFacts()
                 self.bytes += len(k)
             return f
@@ -151,7 +153,7 @@ class VerdictStore:
 
     def __init__(self, limit: int = 8192) -> None:
         self.limit = limit
-        self.verdicts: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.verdicts: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -161,7 +163,7 @@ class VerdictStore:
         with self._lock:
             store = self.verdicts
             while store and len(store) >= self.limit:
-                del store[next(iter(store))]
+                store.popitem(last=False)
             store[key] = verdict
 
     def clear(self) -> None:

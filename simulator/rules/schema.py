@@ -63,9 +63,9 @@ def request_schema(ctx: RuleContext) -> str | None:
     if h is not None:
         # Message items validate independently: those known valid need not be validated again.
         from ..validation import is_valid
-        unknown = [m for m, f in zip(h.messages, h.facts, strict=True) if not f.valid]
-        if is_valid({**ctx.body, "messages": unknown}, "request"):
-            for f in h.facts:
+        unknown = [(m, f) for m, f in zip(h.messages, h.facts, strict=True) if not f.valid]
+        if is_valid({**ctx.body, "messages": [m for m, _ in unknown]}, "request"):
+            for _, f in unknown:
                 f.valid = True
             return None
     return _first_error(validate(dict(ctx.body), "request", strict=False))
