@@ -93,6 +93,15 @@ class EncodedEvent(SSEEvent):
     def encode(self) -> bytes:
         return self.wire
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return EncodedEvent, (self.event, self.data)
+
+    def __copy__(self) -> EncodedEvent:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EncodedEvent:
+        return self
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SSEEvent):
             return NotImplemented
@@ -136,7 +145,22 @@ class SimResponse:
             yield ev.encode()
 
 
-_UNREAD: Any = object()
+class _Unread:
+    """``EncodedResponse.body`` not parsed yet (one instance: copies and pickles keep it)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> str:
+        return "_UNREAD"
+
+    def __copy__(self) -> _Unread:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Unread:
+        return self
+
+
+_UNREAD: Any = _Unread()
 
 
 class EncodedResponse(SimResponse):

@@ -594,3 +594,20 @@ def test_request_ids_are_unique_across_threads() -> None:
     # the same ids a single thread draws from the same seed, in some order
     single = RequestIds(4)
     assert set(every) == {single.new() for _ in range(1600)}
+
+
+def test_encoded_values_copy_and_pickle() -> None:
+    import copy
+    import pickle
+
+    from simulator.http import EncodedEvent, EncodedResponse, SSEEvent
+
+    ev = EncodedEvent("content_block_delta", {"type": "content_block_delta", "index": 0})
+    for other in (copy.copy(ev), copy.deepcopy(ev), pickle.loads(pickle.dumps(ev))):
+        assert other == ev == SSEEvent(ev.event, ev.data)
+        assert other.encode() == ev.encode()
+    resp = EncodedResponse(200, {"request-id": "req_1"}, b'{"type":"message","content":[]}')
+    twin = copy.deepcopy(resp)
+    twin.body["content"].append({"type": "text", "text": "x"})
+    assert resp.body == {"type": "message", "content": []}
+    assert pickle.loads(pickle.dumps(resp)).body_bytes() == resp.body_bytes()
