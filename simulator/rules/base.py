@@ -130,7 +130,11 @@ class RuleContext:
     def raw_messages(self) -> list[dict[str, Any]]:
         """``messages`` as sent."""
         ms = self.body.get("messages")
-        return [m for m in ms if isinstance(m, dict)] if isinstance(ms, list) else []
+        if not isinstance(ms, list):
+            return []
+        if set(map(type, ms)) <= {dict}:  # the usual case, checked in C: the list as sent
+            return ms
+        return [m for m in ms if isinstance(m, dict)]
 
     @cached_property
     def messages(self) -> list[dict[str, Any]]:
@@ -186,6 +190,28 @@ class RuleContext:
         if isinstance(extra, list):
             out |= {str(b) for b in extra}
         return out
+
+    def from_tools(self, name: str, compute: Callable[[RuleContext], _T]) -> _T:
+        """``compute(self)``, a pure function of ``tools`` (and the registry), kept with the facts
+        of these exact tools (:mod:`simulator.history`) so each tool list pays it once."""
+        h = self.history
+        tf = h.tools_facts if h is not None else None
+        if tf is None:
+            return compute(self)
+        derived = tf.derived
+        if derived is None:
+            derived = tf.derived = {}
+        if name not in derived:
+            derived[name] = compute(self)
+        return derived[name]
+
+    def tool_use_ids(self, i: int) -> list[str]:
+        """The ids of the ``tool_use`` blocks of combined message ``i`` (computed once)."""
+        memo = self.__dict__.setdefault("_tool_use_ids", {})
+        ids = memo.get(i)
+        if ids is None:
+            ids = memo[i] = [str(b.get("id")) for b in self.content(i) if b.get("type") == "tool_use"]
+        return ids
 
     def content(self, i: int) -> list[dict[str, Any]]:
         """The blocks of combined message ``i`` (the list itself: do not modify it)."""

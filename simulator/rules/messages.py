@@ -41,7 +41,7 @@ def _server_tool_names(ctx: RuleContext) -> set[str]:
 
 
 def _tool_use_ids(ctx: RuleContext, i: int) -> list[str]:
-    return [str(b.get("id")) for b in ctx.content(i) if b.get("type") == "tool_use"]
+    return ctx.tool_use_ids(i)
 
 
 @rule("messages.roles.alternate",
@@ -102,7 +102,7 @@ def answered_once_in_next_message(ctx: RuleContext) -> str | None:
         # A client tool_result cannot answer a `tool_use` that names a server tool (real traffic
         # pydai__486/487: such an id is reported as unanswered) [I].
         if server is None:
-            server = _server_tool_names(ctx)
+            server = ctx.from_tools("server_tool_names", _server_tool_names)
         by_id = {str(b.get("id")): b.get("name") for b in ctx.content(i) if b.get("type") == "tool_use"}
         answered = [str(b.get("tool_use_id")) for b in nxt if b.get("type") == "tool_result"
                     and by_id.get(str(b.get("tool_use_id"))) not in server]

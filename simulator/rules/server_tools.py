@@ -86,7 +86,7 @@ def pending_same_tools(ctx: RuleContext) -> str | None:
         return None
     later = [b for m in ctx.messages[a:] for b in _blocks(ctx, m)]
     done = result_tool_use_ids(later)
-    fams = _families(ctx)
+    fams = ctx.from_tools("families", _families)
     for j, b in enumerate(ctx.content(a)):
         if b.get("type") != "server_tool_use" or str(b.get("id")) in done:
             continue
