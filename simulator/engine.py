@@ -68,7 +68,7 @@ from .events import (
 )
 from .faults import FaultPlan, apply_fault
 from .finder import ExchangeFinder, _p
-from .history import VERDICTS, History, RequestHistory, body_depth, verdict_key
+from .history import SEEN, VERDICTS, History, RequestHistory, body_depth, verdict_key
 from .http import Handler, SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
@@ -188,6 +188,13 @@ class Simulator(ExchangeFinder, EventLog):
             return self._reject(rid, 413, "body too large", api_error(
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes "
                 f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
+        state = self.state
+        # A body seen before (same bytes, beta header and rules) under a blank state: what was
+        # derived from it then (its verdict key, the matchers' keys) holds (history.SeenStore).
+        seen_key = (request.body, request.headers.get("anthropic-beta"), self._rule_ids) \
+            if self._memo_rules and not (state.containers or state.pending_calls
+                                         or state.paused_turns) else None
+        seen = SEEN.get(seen_key) if seen_key is not None else None
         try:
             parsed = self._bodies.parse(request)
         except RecursionError:
@@ -201,10 +208,16 @@ class Simulator(ExchangeFinder, EventLog):
                 f"There was an error parsing the body of your request: {reason}{where}. The body "
                 "must be a JSON object.", request_id=rid))
         body = parsed.body
-        hist = self._history.analyse(body, self._rule_ids, request.headers, parsed.texts) \
-            if isinstance(body, dict) else None
-        vkey = verdict_key(hist, body, self._rule_ids) \
-            if hist is not None and self._memo_rules else None
+        hist: RequestHistory | None
+        vkey: tuple[Any, ...] | None
+        if seen is not None and isinstance(body, dict):
+            hist, (vkey, match_keys) = None, seen
+        else:
+            hist = self._history.analyse(body, self._rule_ids, request.headers, parsed.texts) \
+                if isinstance(body, dict) else None
+            vkey = verdict_key(hist, body, self._rule_ids) \
+                if hist is not None and self._memo_rules else None
+            match_keys = None
         known = VERDICTS.get(vkey) if vkey is not None else None
         # A request judged before passed the depth limit then (verdicts are kept past it only).
         if known is None and body_depth(body, hist, MAX_DEPTH) > MAX_DEPTH:
@@ -218,14 +231,17 @@ class Simulator(ExchangeFinder, EventLog):
         # The log keeps the bytes (parsed again on access): see events.RequestReceived.
         self._emit(RequestReceived(rid, request.method, path, None, dict(request.headers),
                                    raw=request.body))
-        return self._messages(request, body, rid, hist, path, vkey, known)
+        return self._messages(request, body, rid, hist, path, vkey, known,
+                              seen_key if seen is None else None, match_keys)
 
     # --- the Messages flow -------------------------------------------------------------------
 
     def _messages(self, request: SimRequest, body: dict[str, Any], rid: str,
                   hist: RequestHistory | None = None, path: str = MESSAGES_PATH,
                   vkey: tuple[Any, ...] | None = None,
-                  known: tuple[Any, ...] | None = None) -> SimResponse:
+                  known: tuple[Any, ...] | None = None,
+                  remember: tuple[bytes, str | None, tuple[str, ...]] | None = None,
+                  match_keys: dict[Any, Any] | None = None) -> SimResponse:
         if self.recorded_time:
             self._follow_recorded_time()
         state = self.state
@@ -257,7 +273,12 @@ class Simulator(ExchangeFinder, EventLog):
         if violations:
             return self._answer_violation(body, violations, rid)
         incoming = MatchRequest(request.method, path, body, hist)
-        found = self._find(incoming, rid)
+        incoming_keys: dict[str, Any] = {} if match_keys is None else {
+            m.name: match_keys[m.key] for m in self.matchers if m.key in match_keys}
+        found = self._find(incoming, rid, incoming_keys)
+        if remember is not None and vkey is not None:
+            by_fn = {m.key: incoming_keys[m.name] for m in self.matchers if m.name in incoming_keys}
+            SEEN.put(remember, (vkey, by_fn))
         if isinstance(found, SimResponse):
             return found
         ci, ex, how = found

@@ -41,9 +41,11 @@ class ExchangeFinder:
     _history: History
     _emit: Callable[[Event], None]
 
-    def _find(self, incoming: MatchRequest, rid: str) -> tuple[int, Exchange, str] | SimResponse:
+    def _find(self, incoming: MatchRequest, rid: str, incoming_keys: dict[str, Any] | None = None
+              ) -> tuple[int, Exchange, str] | SimResponse:
         """``(cassette index, exchange, how)``, how being ``next``, ``retry`` (after a slow
-        fault) or ``repeat``; or the error response."""
+        fault) or ``repeat``; or the error response. ``incoming_keys``: the request's matcher
+        keys by matcher name, known ahead or filled here (what the caller can keep)."""
         if self._slow is not None and self._slow[2] == dict(incoming.body):
             # The same request right after a slow response: a client that timed out retries.
             ci, idx, _ = self._slow
@@ -51,7 +53,8 @@ class ExchangeFinder:
             return ci, self.cassettes[ci].exchanges[idx], "retry"
         order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
         failures: list[tuple[int, MatchFailure]] = []
-        incoming_keys: dict[str, Any] = {}
+        if incoming_keys is None:
+            incoming_keys = {}
         for ci in order:
             c = self.cassettes[ci]
             cur = self._cursors[ci]

@@ -177,6 +177,48 @@ class VerdictStore:
 VERDICTS = VerdictStore()
 
 
+class SeenStore:
+    """What the engine derived from a request body it has seen, by the body's exact bytes, the
+    ``anthropic-beta`` header and the rules: the :func:`verdict_key` and the matchers' keys
+    (pure functions of the body), so an identical request skips the per-message analysis and the
+    matcher keys. Bounded in count and bytes (oldest forgotten first)."""
+
+    def __init__(self, limit: int = 4096, max_bytes: int = 32 << 20) -> None:
+        self.limit, self.max_bytes = limit, max_bytes
+        self.seen: OrderedDict[tuple[bytes, str | None, tuple[str, ...]],
+                               tuple[tuple[Any, ...], dict[Any, Any]]] = OrderedDict()
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[bytes, str | None, tuple[str, ...]]
+            ) -> tuple[tuple[Any, ...], dict[Any, Any]] | None:
+        return self.seen.get(key)
+
+    def put(self, key: tuple[bytes, str | None, tuple[str, ...]],
+            value: tuple[tuple[Any, ...], dict[Any, Any]]) -> None:
+        size = len(key[0])
+        if size > self.max_bytes // 8:
+            return
+        with self._lock:
+            store = self.seen
+            if key in store:
+                return
+            while store and (len(store) >= self.limit or self.bytes + size > self.max_bytes):
+                old, _ = store.popitem(last=False)
+                self.bytes -= len(old[0])
+            store[key] = value
+            self.bytes += size
+
+    def clear(self) -> None:
+        with self._lock:
+            self.seen.clear()
+            self.bytes = 0
+
+
+#: The process-wide store of seen request bodies (see :class:`SeenStore`).
+SEEN = SeenStore()
+
+
 def verdict_key(req: RequestHistory, body: Mapping[str, Any],
                 rules: tuple[str, ...]) -> tuple[Any, ...] | None:
     """What a whole-request verdict depends on, the state aside: the rules, the definitions
@@ -195,6 +237,7 @@ def clear_facts() -> None:
     FACTS.clear()
     VERDICTS.clear()
     PASSED_DEFINITIONS.clear()
+    SEEN.clear()
 
 
 class History:

@@ -611,3 +611,57 @@ def test_encoded_values_copy_and_pickle() -> None:
     twin.body["content"].append({"type": "text", "text": "x"})
     assert resp.body == {"type": "message", "content": []}
     assert pickle.loads(pickle.dumps(resp)).body_bytes() == resp.body_bytes()
+
+
+# --- 5. seen request bodies (simulator.history.SEEN) ------------------------------------------
+
+
+def test_a_body_seen_before_skips_the_analysis_but_not_the_matching(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from simulator.history import SEEN
+
+    analysed: list[int] = []
+    real = History.analyse
+
+    def counting(self: History, *args: Any, **kw: Any) -> Any:
+        analysed.append(1)
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(History, "analyse", counting)
+    p = _write(tmp_path / "c.json", _cassette_dict())
+    first = Simulator.from_path(p)
+    assert _ask(first).status == 200
+    n = len(analysed)  # the incoming request, and the recorded one for its matcher keys
+    assert n >= 1 and len(SEEN.seen) == 1
+    second = Simulator.from_path(p)
+    ok = _ask(second)
+    assert ok.status == 200 and ok.body["content"][0]["text"] == "Sunny, 18C."
+    assert len(analysed) == n  # the same bytes: nothing analysed again
+    # The remembered matcher keys still decide the match: another cassette's exchange (another
+    # model) refuses the same bytes with the matcher's own message.
+    other = _cassette_dict()
+    other["exchanges"][0]["request"]["body"]["model"] = "claude-other-model"
+    refused = Simulator.from_path(_write(tmp_path / "other.json", other))
+    bad = _ask(refused)
+    assert bad.status == 400 and "matcher `model`" in bad.body["error"]["message"]
+
+
+def test_a_seen_body_is_judged_again_when_the_state_is_not_blank(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from simulator.history import SEEN
+
+    p = _write(tmp_path / "c.json", _cassette_dict())
+    assert _ask(Simulator.from_path(p)).status == 200
+    assert len(SEEN.seen) == 1
+    sim = Simulator.from_path(p)
+    sim.state.seed_container("container_01")  # the state now holds what a rule may read
+    calls: list[int] = []
+    real = simulator.engine.run_rules
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(simulator.engine, "run_rules", counting)
+    assert _ask(sim).status == 200
+    assert calls == [1]  # judged by the rules, not answered from memory
