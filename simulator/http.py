@@ -53,17 +53,21 @@ class SimRequest:
         return json.loads(self.body.decode("utf-8"))
 
 
+#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _sse_bytes(event: str, data_json: bytes) -> bytes:
+    return b"event: " + event.encode() + b"\ndata: " + data_json + b"\n\n"
+
+
 @dataclass
 class SSEEvent:
     event: str
     data: Any
 
     def encode(self) -> bytes:
-        return f"event: {self.event}\ndata: {json.dumps(self.data, separators=(',', ':'))}\n\n".encode()
-
-
-#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
-compact_json = json.JSONEncoder(separators=(",", ":")).encode
+        return _sse_bytes(self.event, compact_json(self.data).encode())
 
 
 class EncodedEvent(SSEEvent):
@@ -79,8 +83,7 @@ class EncodedEvent(SSEEvent):
     def __init__(self, event: str, data: Any) -> None:  # noqa: D107 - same signature as SSEEvent
         object.__setattr__(self, "event", event)
         object.__setattr__(self, "_json", compact_json(data).encode())
-        object.__setattr__(self, "wire", b"event: " + event.encode() + b"\ndata: "
-                           + self._json + b"\n\n")
+        object.__setattr__(self, "wire", _sse_bytes(event, self._json))
 
     @property
     def data(self) -> Any:
@@ -135,7 +138,7 @@ class SimResponse:
             return bytes(self.body)
         if self.body is None:
             return b""
-        return json.dumps(self.body, separators=(",", ":")).encode()
+        return compact_json(self.body).encode()
 
     def iter_bytes(self) -> Iterator[bytes]:
         if self.events is None:

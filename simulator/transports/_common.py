@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.to_thread
 
-from ..http import EncodedEvent, EncodedResponse, SimRequest, SimResponse, SSEEvent, compact_json
+from ..http import SimRequest, SimResponse
 
 DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
 TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
@@ -79,39 +79,17 @@ def is_lazy(resp: SimResponse) -> bool:
     return resp.events is not None and not isinstance(resp.events, list | tuple)
 
 
-def encoded_body(resp: SimResponse) -> bytes:
-    """``resp.body_bytes()``, the same bytes."""
-    if type(resp) is EncodedResponse:
-        wire = resp.wire
-        if wire is not None:
-            return wire
-    body = resp.body
-    if type(body) is dict or type(body) is list:
-        return compact_json(body).encode()
-    return resp.body_bytes()
-
-
-def encoded_event(event: SSEEvent) -> bytes:
-    """``event.encode()``, the same bytes (a subclass may encode itself differently)."""
-    if type(event) is EncodedEvent:
-        return event.wire
-    if type(event) is SSEEvent:
-        return f"event: {event.event}\ndata: {compact_json(event.data)}\n\n".encode()
-    return event.encode()
-
-
 def whole_body(resp: SimResponse) -> bytes | None:
     """The whole body at once, when nothing is to be played out over time (no delay, no drop,
     every event already produced): what an in-process transport can hand over in one piece, as
     a socket would deliver it to a fast reader. None otherwise."""
     if resp.delay > 0 or resp.drop_after is not None:
         return None
-    events = resp.events
-    if events is None:
-        return encoded_body(resp)
-    if type(events) is not list and type(events) is not tuple:
+    if resp.events is None:
+        return resp.body_bytes()
+    if is_lazy(resp):
         return None
-    return b"".join([encoded_event(e) for e in events])
+    return b"".join([e.encode() for e in resp.events])
 
 
 def body_chunks(resp: SimResponse) -> Iterator[bytes]:
@@ -120,13 +98,13 @@ def body_chunks(resp: SimResponse) -> Iterator[bytes]:
     if resp.events is None:
         if resp.drop_after == 0:
             raise Dropped(DROPPED_MESSAGE)
-        yield encoded_body(resp)
+        yield resp.body_bytes()
         return
     sent = 0
     for event in resp.events:
         if resp.drop_after is not None and sent >= resp.drop_after:
             raise Dropped(DROPPED_MESSAGE)
-        yield encoded_event(event)
+        yield event.encode()
         sent += 1
     if resp.drop_after is not None and sent >= resp.drop_after:
         raise Dropped(DROPPED_MESSAGE)
