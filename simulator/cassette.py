@@ -191,15 +191,15 @@ def load_cassette(path: str | Path, *, cache: bool = True) -> Cassette:
         return hit[0]
     p = Path(path)
     data = _read_bytes(p)
+    racy = time.time() - st.st_mtime_ns / 1e9 <= _RACY_SECONDS
     if hit is not None and data == hit[1]:
-        if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS:
+        if not racy:
             with _LOADED_LOCK:  # old enough now: the stat identity suffices from here on
                 _LOADED[key] = (hit[0], None)
         return hit[0]
     cassette = _parse_file(p, data)
-    racy_bytes = data if time.time() - st.st_mtime_ns / 1e9 <= _RACY_SECONDS else None
     with _LOADED_LOCK:
-        _LOADED[key] = (cassette, racy_bytes)
+        _LOADED[key] = (cassette, data if racy else None)
         while len(_LOADED) > _LOADED_LIMIT:
             _LOADED.popitem(last=False)
     return cassette

@@ -65,9 +65,7 @@ def _prepare(ex: Exchange, stream: bool, chunk: int, ping_every: int) -> _Prepar
     is an error that carries the request id in its body (rendered each time)."""
     rec = ex.response
     status = int(rec["status"])
-    raw = rec.get("headers")
-    headers = {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
-               if str(k).lower() not in DROP_HEADERS}
+    headers = _recorded_headers(rec)
     if "events" in rec:
         events = recorded_events(rec["events"])
         if stream:
@@ -90,6 +88,13 @@ def _prepare(ex: Exchange, stream: bool, chunk: int, ping_every: int) -> _Prepar
         (body if is_message else None), "recorded"
 
 
+def _recorded_headers(rec: dict[str, Any]) -> dict[str, str]:
+    """The recorded response headers, names lower-cased, without those re-encoding changes."""
+    raw = rec.get("headers")
+    return {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
+            if str(k).lower() not in DROP_HEADERS}
+
+
 def _encoded(events: list[Any]) -> tuple[EncodedEvent, ...]:
     return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data)
                  for e in events)
@@ -101,9 +106,7 @@ def _render_error(ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, No
     rec = ex.response
     status = int(rec["status"])
     if "events" not in rec:
-        raw = rec.get("headers")
-        headers = {str(k).lower(): str(v) for k, v in (raw if isinstance(raw, dict) else {}).items()
-                   if str(k).lower() not in DROP_HEADERS}
+        headers = _recorded_headers(rec)
         headers.setdefault("request-id", rid)
         headers.setdefault("content-type", "application/json")
         return SimResponse(status, headers, body=None), None, "recorded"
