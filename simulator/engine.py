@@ -188,12 +188,10 @@ class Simulator(ExchangeFinder, EventLog):
             return self._reject(rid, 413, "body too large", api_error(
                 413, "request_too_large", "Request exceeds the maximum allowed number of bytes "
                 f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
-        state = self.state
         # A body seen before (same bytes, beta header and rules) under a blank state: what was
-        # derived from it then (its verdict key, the matchers' keys) holds (history.SeenStore).
+        # derived from it then (its verdict key, the matchers' keys) holds (history.SEEN).
         seen_key = (request.body, request.headers.get("anthropic-beta"), self._rule_ids) \
-            if self._memo_rules and not (state.containers or state.pending_calls
-                                         or state.paused_turns) else None
+            if self._memo_rules and self.state.blank() else None
         seen = SEEN.get(seen_key) if seen_key is not None else None
         try:
             parsed = self._bodies.parse(request)
@@ -244,28 +242,25 @@ class Simulator(ExchangeFinder, EventLog):
                   match_keys: dict[Any, Any] | None = None) -> SimResponse:
         if self.recorded_time:
             self._follow_recorded_time()
-        state = self.state
+        blank = self.state.blank()
         notes: list[str]
-        if known is not None and not (state.containers or state.pending_calls
-                                      or state.paused_turns):
+        combined: tuple[list[dict[str, Any]], list[int]] | None = None
+        if known is not None and blank:
             # Judged before, identical, and the state holds nothing a rule reads: the same
-            # verdict (simulator.history.VerdictStore).
+            # verdict (simulator.history.VERDICTS).
             violations, notes = list(known[0]), list(known[1])
-            if hist is not None and not violations and not any(n.startswith("rule ") for n in notes):
-                self._history.passed(hist, self._rule_ids)
         else:
-            ctx = RuleContext(body, request.headers, state, history=hist)
+            ctx = RuleContext(body, request.headers, self.state, history=hist)
             same = hist is not None and hist.same_definitions
             violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
             notes = ctx.notes
-            if vkey is not None and not (state.containers or state.pending_calls
-                                         or state.paused_turns):
+            if vkey is not None and blank:
                 VERDICTS.put(vkey, (tuple(violations), tuple(notes)))
-            if hist is not None and not violations and not any(
-                    n.startswith("rule ") for n in notes):
-                aligned = "messages" in ctx.__dict__ and len(ctx.raw_messages) == len(hist.messages)
-                self._history.passed(hist, self._rule_ids,
-                                     (ctx.messages, ctx._combined_of) if aligned else None)
+            if hist is not None and "messages" in ctx.__dict__ \
+                    and len(ctx.raw_messages) == len(hist.messages):
+                combined = (ctx.messages, ctx._combined_of)
+        if hist is not None and not violations and not any(n.startswith("rule ") for n in notes):
+            self._history.passed(hist, self._rule_ids, combined)
         for note in notes:
             if note not in self._noted:
                 self._noted.add(note)
@@ -306,15 +301,14 @@ class Simulator(ExchangeFinder, EventLog):
             self.state.on_request_served(
                 body, answered=_answered(hist) if self.state.pending_calls else set())
             if message is not None:
-                # What a message teaches is pure: kept with the exchange's rendering (the
-                # message is the memo's own, so its id is stable while the memo lives).
-                lk = ("lessons", id(message))
-                lessons = ex.memo.get(lk)
-                if lessons is None or lessons[0] is not message:
-                    lessons = ex.memo[lk] = (message, lessons_of(message))
+                # What a message teaches is a pure function of it, and the message served for an
+                # exchange depends only on whether it was streamed: kept with the exchange.
+                lessons = ex.memo.get(("lessons", stream))
+                if lessons is None:
+                    lessons = ex.memo[("lessons", stream)] = lessons_of(message)
                 # repl_state only matters to a container the message names
-                self.state.on_response(message, lessons=lessons[1], repl_state=(
-                    lessons[1].container_id is not None and self._repl_state(body)))
+                self.state.on_response(message, lessons=lessons, repl_state=(
+                    lessons.container_id is not None and self._repl_state(body)))
         if fault is not None and not repeated:  # only a slow fault gets here: remember it for
             self._slow = (ci, ex.index, body)     # a timed-out retry
         self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,

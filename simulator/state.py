@@ -150,6 +150,11 @@ class SimState:
         self.pending_server_tools: dict[str, str] = {}
         self._uploads: set[str] = set()
 
+    def blank(self) -> bool:
+        """Nothing a rule reads from the state: no container, no pending programmatic call, no
+        paused turn (what may be remembered of a request's judgement holds: simulator.history)."""
+        return not (self.containers or self.pending_calls or self.paused_turns)
+
     # --- containers -------------------------------------------------------------------------
 
     def now(self) -> datetime:

@@ -40,10 +40,6 @@ def _server_tool_names(ctx: RuleContext) -> set[str]:
     return names
 
 
-def _tool_use_ids(ctx: RuleContext, i: int) -> list[str]:
-    return ctx.tool_use_ids(i)
-
-
 @rule("messages.roles.alternate",
       source=protocol(_ERRS, "?"),
       statement="Messages alternate between the user and assistant roles.",
@@ -70,7 +66,7 @@ def answers_previous_tool_use(ctx: RuleContext) -> str | None:
     for i in range(ctx.pair_start(), len(messages)):
         if messages[i].get("role") != "user":
             continue
-        prev_ids = set(_tool_use_ids(ctx, i - 1)) if i > 0 and \
+        prev_ids = set(ctx.tool_use_ids(i - 1)) if i > 0 and \
             ctx.messages[i - 1].get("role") == "assistant" else set()
         bad: list[str] = []
         first_bad = None
@@ -95,7 +91,7 @@ def answered_once_in_next_message(ctx: RuleContext) -> str | None:
     for i in range(ctx.pair_start(same_tools=True), n):
         if messages[i].get("role") != "assistant" or i == n - 1:
             continue  # a trailing assistant message is a prefill or a resent paused turn
-        ids = _tool_use_ids(ctx, i)
+        ids = ctx.tool_use_ids(i)
         if not ids:
             continue
         nxt = ctx.content(i + 1) if messages[i + 1].get("role") == "user" else []
@@ -129,7 +125,7 @@ def answered_once_in_next_message(ctx: RuleContext) -> str | None:
 def before_other_content(ctx: RuleContext) -> str | None:
     messages = ctx.messages
     for i in range(ctx.pair_start(), len(messages) - 1):
-        if messages[i].get("role") != "assistant" or not _tool_use_ids(ctx, i):
+        if messages[i].get("role") != "assistant" or not ctx.tool_use_ids(i):
             continue
         if ctx.messages[i + 1].get("role") != "user":
             continue
