@@ -26,7 +26,7 @@ from __future__ import annotations
 import marshal
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,80 +143,55 @@ class _Bounded(set[tuple[tuple[str, ...], bytes]]):
 PASSED_DEFINITIONS = _Bounded()
 
 
-class VerdictStore:
-    """The rules' verdicts on whole requests, by :func:`verdict_key` (oldest forgotten first).
+class BoundedStore:
+    """A process-wide memo, oldest entry forgotten first, bounded in count and (``size``: an
+    entry's weight, e.g. the bytes its key holds) in total size. A key already stored keeps its
+    value: what is stored is a pure function of the key."""
 
-    Rules are pure functions of the request's body, its ``anthropic-beta`` header and the
-    simulator's state; with a blank state (no container, no pending programmatic call, no
-    paused turn: nothing a rule reads from it) a request identical to one judged before, under
-    the same rules, gets the same verdict: a replay suite that drives the same conversation
-    again (other subjects, other tests, a second run) has each request judged once per process.
-    """
-
-    def __init__(self, limit: int = 8192) -> None:
-        self.limit = limit
-        self.verdicts: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
+    def __init__(self, limit: int, *, max_size: int | None = None,
+                 size: Callable[[Any], int] | None = None) -> None:
+        self.limit, self.max_size, self._size = limit, max_size, size
+        self.entries: OrderedDict[Any, Any] = OrderedDict()
+        self.total = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        return self.verdicts.get(key)
+    def get(self, key: Any) -> Any:
+        return self.entries.get(key)
 
-    def put(self, key: tuple[Any, ...], verdict: tuple[Any, ...]) -> None:
+    def put(self, key: Any, value: Any) -> None:
+        size = self._size(key) if self._size is not None else 0
+        if self.max_size is not None and size > self.max_size // 8:
+            return  # one entry may not crowd out the others
         with self._lock:
-            store = self.verdicts
-            while store and len(store) >= self.limit:
-                store.popitem(last=False)
-            store[key] = verdict
-
-    def clear(self) -> None:
-        with self._lock:
-            self.verdicts.clear()
-
-
-#: The process-wide verdicts (see :class:`VerdictStore`).
-VERDICTS = VerdictStore()
-
-
-class SeenStore:
-    """What the engine derived from a request body it has seen, by the body's exact bytes, the
-    ``anthropic-beta`` header and the rules: the :func:`verdict_key` and the matchers' keys
-    (pure functions of the body), so an identical request skips the per-message analysis and the
-    matcher keys. Bounded in count and bytes (oldest forgotten first)."""
-
-    def __init__(self, limit: int = 4096, max_bytes: int = 32 << 20) -> None:
-        self.limit, self.max_bytes = limit, max_bytes
-        self.seen: OrderedDict[tuple[bytes, str | None, tuple[str, ...]],
-                               tuple[tuple[Any, ...], dict[Any, Any]]] = OrderedDict()
-        self.bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[bytes, str | None, tuple[str, ...]]
-            ) -> tuple[tuple[Any, ...], dict[Any, Any]] | None:
-        return self.seen.get(key)
-
-    def put(self, key: tuple[bytes, str | None, tuple[str, ...]],
-            value: tuple[tuple[Any, ...], dict[Any, Any]]) -> None:
-        size = len(key[0])
-        if size > self.max_bytes // 8:
-            return
-        with self._lock:
-            store = self.seen
+            store = self.entries
             if key in store:
                 return
-            while store and (len(store) >= self.limit or self.bytes + size > self.max_bytes):
+            while store and (len(store) >= self.limit or (
+                    self.max_size is not None and self.total + size > self.max_size)):
                 old, _ = store.popitem(last=False)
-                self.bytes -= len(old[0])
+                self.total -= self._size(old) if self._size is not None else 0
             store[key] = value
-            self.bytes += size
+            self.total += size
 
     def clear(self) -> None:
         with self._lock:
-            self.seen.clear()
-            self.bytes = 0
+            self.entries.clear()
+            self.total = 0
 
 
-#: The process-wide store of seen request bodies (see :class:`SeenStore`).
-SEEN = SeenStore()
+#: The rules' verdicts on whole requests, by :func:`verdict_key`: ``(violations, notes)``.
+#: Rules are pure functions of the request's body, its ``anthropic-beta`` header and the
+#: simulator's state; with a blank state (``SimState.blank()``: nothing a rule reads from it) a
+#: request identical to one judged before, under the same rules, gets the same verdict: a replay
+#: suite that drives the same conversation again (other subjects, other tests, a second run) has
+#: each request judged once per process.
+VERDICTS = BoundedStore(8192)
+
+#: What the engine derived from a request body it has seen, by the body's exact bytes, the
+#: ``anthropic-beta`` header and the rules: ``(verdict key, matcher keys by key function)``
+#: (pure functions of the body), so an identical request skips the per-message analysis and
+#: the matcher keys. Bounded to 32 MB of bodies.
+SEEN = BoundedStore(4096, max_size=32 << 20, size=lambda key: len(key[0]))
 
 
 def verdict_key(req: RequestHistory, body: Mapping[str, Any],

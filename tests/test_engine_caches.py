@@ -401,7 +401,7 @@ def test_a_remembered_verdict_is_the_same_answer_and_log(monkeypatch: pytest.Mon
     s1, s2 = _weather_sim(), _weather_sim()
     assert _weather_sim().rules == s1.rules
     r1 = s1(post(BAD))
-    assert len(calls) == 1 and len(VERDICTS.verdicts) == 1
+    assert len(calls) == 1 and len(VERDICTS.entries) == 1
     r2 = s2(post(BAD))
     assert len(calls) == 1  # judged once: the second verdict is the remembered one
     assert error_of(r1) == error_of(r2) == (400, "invalid_request_error", BAD_MESSAGE)
@@ -507,7 +507,7 @@ class _PoisonedVerdicts:
 def test_verdicts_are_not_used_with_a_live_container(monkeypatch: pytest.MonkeyPatch) -> None:
     blank = _container_sim(FakeClock())
     assert blank(post(B1)).status == 400  # container_1 unknown: a refusal to poison with
-    (poison,) = VERDICTS.verdicts.values()
+    (poison,) = VERDICTS.entries.values()
     assert [v.rule_id for v in poison[0]] == ["container.unknown_or_expired"]
     fake = _PoisonedVerdicts(poison)
     monkeypatch.setattr(simulator.engine, "VERDICTS", fake)
@@ -548,9 +548,9 @@ def test_verdict_key_is_none_when_something_cannot_be_encoded() -> None:
 
 def test_clear_facts_empties_verdicts() -> None:
     _weather_sim()(post(BAD))
-    assert VERDICTS.verdicts
+    assert VERDICTS.entries
     clear_facts()
-    assert not VERDICTS.verdicts
+    assert not VERDICTS.entries
 
 
 # --- 4. request ids -----------------------------------------------------------------------------
@@ -635,7 +635,7 @@ def test_a_body_seen_before_skips_the_analysis_but_not_the_matching(
     first = Simulator.from_path(p)
     assert _ask(first).status == 200
     n = len(analysed)  # the incoming request, and the recorded one for its matcher keys
-    assert n >= 1 and len(SEEN.seen) == 1
+    assert n >= 1 and len(SEEN.entries) == 1
     second = Simulator.from_path(p)
     ok = _ask(second)
     assert ok.status == 200 and ok.body["content"][0]["text"] == "Sunny, 18C."
@@ -655,7 +655,7 @@ def test_a_seen_body_is_judged_again_when_the_state_is_not_blank(
 
     p = _write(tmp_path / "c.json", _cassette_dict())
     assert _ask(Simulator.from_path(p)).status == 200
-    assert len(SEEN.seen) == 1
+    assert len(SEEN.entries) == 1
     sim = Simulator.from_path(p)
     sim.state.seed_container("container_01")  # the state now holds what a rule may read
     calls: list[int] = []
