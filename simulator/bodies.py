@@ -62,6 +62,21 @@ def _ws(s: str, i: int) -> int:
     return i
 
 
+def _member_name(text: str, i: int) -> tuple[str, int]:
+    """The member name at ``i`` (its opening quote), and where its value starts."""
+    if text[i] != '"':
+        raise _NotIncremental
+    key, i = _string(text, i + 1)
+    if text[i] in _WS:
+        i = _ws(text, i)
+    if text[i] != ":":
+        raise _NotIncremental
+    i += 1
+    if text[i] in _WS:
+        i = _ws(text, i)
+    return key, i
+
+
 class BodyParser:
     """Parses request bodies, reusing what the previous body of the same conversation parsed."""
 
@@ -96,16 +111,7 @@ class BodyParser:
         if text[i] == "}":
             raise _NotIncremental
         while True:
-            if text[i] != '"':
-                raise _NotIncremental
-            key, i = _string(text, i + 1)
-            if text[i] in _WS:
-                i = _ws(text, i)
-            if text[i] != ":":
-                raise _NotIncremental
-            i += 1
-            if text[i] in _WS:
-                i = _ws(text, i)
+            key, i = _member_name(text, i)
             if key == "messages" and text[i] == "[":
                 return self._messages(text, i + 1, before, [], [], 0)
             value, i = _scan(text, i)
@@ -164,16 +170,7 @@ class BodyParser:
             i += 1
             if text[i] in _WS:
                 i = _ws(text, i)
-            if text[i] != '"':
-                raise _NotIncremental
-            key, i = _string(text, i + 1)
-            if text[i] in _WS:
-                i = _ws(text, i)
-            if text[i] != ":":
-                raise _NotIncremental
-            i += 1
-            if text[i] in _WS:
-                i = _ws(text, i)
+            key, i = _member_name(text, i)
             value, i = _scan(text, i)
             if key == "messages":
                 raise _NotIncremental
