@@ -103,15 +103,22 @@ def vcr_runner(pairs: Pairs, stream: bool, workdir: Path) -> Runner:
     return run
 
 
+def cassette_file(pairs: Pairs, stream: bool, workdir: Path) -> Path:
+    """The conversation's cassette, written as a fixture file (once per configuration)."""
+    path = workdir / f"sim_{len(pairs)}_{int(stream)}.json"
+    if not path.exists():
+        path.write_text(json.dumps(conversation.as_cassette(pairs, f"conv{len(pairs)}")))
+        # A fixture file, not one written a moment ago (which the loader also compares by
+        # content, for two seconds: see simulator.cassette.load_cassette).
+        old = time.time() - 60
+        os.utime(path, (old, old))
+    return path
+
+
 def simulator_runner(pairs: Pairs, stream: bool, workdir: Path) -> Runner:
     from .adapters import simulator_client
 
-    path = workdir / f"sim_{len(pairs)}_{int(stream)}.json"
-    path.write_text(json.dumps(conversation.as_cassette(pairs, f"conv{len(pairs)}")))
-    # A fixture file, not one written a moment ago (which the loader also compares by content,
-    # for two seconds: see simulator.cassette.load_cassette).
-    old = time.time() - 60
-    os.utime(path, (old, old))
+    path = cassette_file(pairs, stream, workdir)
 
     def run() -> None:
         _drive(simulator_client(path), pairs, stream)
@@ -122,7 +129,7 @@ def simulator_runner(pairs: Pairs, stream: bool, workdir: Path) -> Runner:
 def simulator_fresh_runner(pairs: Pairs, stream: bool, workdir: Path, runs: int) -> Runner:
     from .adapters import simulator_client
 
-    path = workdir / f"sim_{len(pairs)}_{int(stream)}.json"
+    path = cassette_file(pairs, stream, workdir)
     fresh = [conversation.build(len(pairs), salt=f" (run {uuid.uuid4().hex})") for _ in range(runs)]
     it = iter(fresh)
 
