@@ -34,6 +34,10 @@ class CheckResult:
     documented: Any = None
     #: Replayable list of tool inputs (or requests) that shows the failure.
     reproducer: list[Any] = field(default_factory=list)
+    #: What the check saw the subject do where the docs leave a choice (the convention it
+    #: follows, e.g. "new_str ending in \\n inserts the lines as written"); a check states it by
+    #: returning a string. Empty when the check has nothing to report.
+    observed: str = ""
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -50,6 +54,7 @@ class CheckResult:
             duration=float(d.get("duration") or 0.0), message=str(d.get("message") or ""),
             received=d.get("received"), documented=d.get("documented"),
             reproducer=list(d.get("reproducer") or []),
+            observed=str(d.get("observed") or ""),
         )
 
 

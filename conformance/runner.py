@@ -159,7 +159,7 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
 
 def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> CheckResult:
     try:
-        chk.func(session)
+        observed = chk.func(session)
     except CheckFailure as e:
         faults = _faults_note(session)
         return result(Outcome.FAIL, e.message + faults, received=_jsonable(e.received),
@@ -178,7 +178,7 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
     if seen:
         return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}",
                       reproducer=list(session.history))
-    return result(Outcome.PASS)
+    return result(Outcome.PASS, observed=observed if isinstance(observed, str) else "")
 
 
 def _faults_note(session: Any) -> str:
