@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
+from conformance.reproducers import relativize
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword
@@ -144,7 +145,7 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
             return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
-        outcome = _judge(chk, session, result)
+        outcome = relativize(_judge(chk, session, result), workdir)
         try:
             session.close()
         except Exception as e:  # the harness's side of teardown broke
