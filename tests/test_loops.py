@@ -96,3 +96,15 @@ def test_broken_loops_cover_the_named_failures() -> None:
 def test_bad_loop_spec_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         loop_subject("conformance.reference.loop:no_such_loop")
+
+
+@pytest.mark.parametrize("path", BROKEN, ids=[p.stem for p in BROKEN])
+def test_a_broken_loop_fails_one_check_not_the_corpus_as_well(path: Path) -> None:
+    """One defect, one failing check: the corpus check does not count again the conversations
+    that show the defect a scenario check already reports (it names them in its note)."""
+    check_id = runpy.run_path(str(path))["BREAKS"][0]
+    summary = runner.run([loop_subject(f"{path}:loop")], checks=["loop.*"], jobs=2)
+    failing = {r.check_id for r in summary.results if r.outcome is Outcome.FAIL}
+    assert check_id in failing
+    assert "loop.corpus.drives_every_conversation" not in failing, [
+        r.message[:600] for r in summary.results if r.check_id.startswith("loop.corpus")]

@@ -125,15 +125,34 @@ def test_sdk_tool_runner_drives_every_conversation() -> None:
     assert verdict.failures == () and verdict.not_run == (), verdict.message()
 
 
-def test_the_check_fails_a_broken_loop_under_the_rule_it_breaks() -> None:
+def test_a_defect_a_scenario_check_reports_is_not_counted_again() -> None:
+    """One defect, one failing check: dropping tool results fails
+    loop.client_tools.several_per_turn; the corpus check names the conversations that show it
+    and does not fail on them."""
     summary = runner.run([loop_subject(f"{BROKEN / 'loop_drops_tool_result.py'}:loop")],
                          checks=[CORPUS_CHECK])
     [result] = summary.results
+    assert result.outcome is Outcome.SKIP, result.message
+    assert "loop.client_tools.several_per_turn" in result.message
+    assert "not counted again" in result.message
+
+
+def no_extra_headers(client: Any, params: dict[str, Any], run_tool: Any = None) -> Any:
+    """Broken: drops the anthropic-beta header (no scenario check covers it)."""
+    return reference_loop(client, {k: v for k, v in params.items() if k != "extra_headers"},
+                          run_tool)
+
+
+def test_the_check_fails_a_broken_loop_under_the_rule_it_breaks() -> None:
+    summary = runner.run([loop_subject(f"{__file__}:no_extra_headers")], checks=["loop.*"])
+    outcomes = {r.check_id: r for r in summary.results}
+    result = outcomes[CORPUS_CHECK]
     assert result.outcome is Outcome.FAIL
-    rule = "messages.tool_use.answered_once_in_next_message"
+    rule = "beta.legacy_header_required"
     assert result.message.startswith(f"{rule}: the loop failed ")
-    assert "bash/bash_20250124/several_tool_uses" in result.message
+    assert "bash/bash_20241022/" in result.message
     assert result.reproducer and all(r["request"]["messages"] for r in result.reproducer)
+    assert {r.check_id for r in summary.results if r.outcome is Outcome.FAIL} == {CORPUS_CHECK}
 
 
 @pytest.mark.parametrize(("name", "where", "rule"), [
@@ -161,10 +180,6 @@ def test_a_loop_without_retries_fails_exactly_the_retried_error_cassettes() -> N
 
 
 def test_a_loop_dropping_the_beta_header_fails_the_legacy_tool_cassettes() -> None:
-    def no_extra_headers(client: Any, params: dict[str, Any], run_tool: Any = None) -> Any:
-        return reference_loop(client, {k: v for k, v in params.items() if k != "extra_headers"},
-                              run_tool)
-
     runs = [r for r in PLAN.runs if "bash_20241022" in r.scenario.id]
     verdict = _verdict(no_extra_headers, runs)
     assert verdict.rules == ("beta.legacy_header_required",)

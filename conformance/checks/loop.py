@@ -10,7 +10,8 @@ left unfinished, and an exception are failures too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
 from conformance.loops import corpus
@@ -57,7 +58,8 @@ def _register(scenario: LoopScenario) -> Callable[[LoopSession], None]:
 
     run_scenario.__name__ = scenario.id.replace(".", "_")
     run_scenario.__doc__ = f"{scenario.statement} (cassette {scenario.cassette})"
-    return check(scenario.id, family=FAMILY, severity=Severity.MUST, applies_to=[TOOL_TYPE],
+    return check(scenario.id, family=FAMILY, severity=Severity(scenario.severity),
+                 applies_to=[TOOL_TYPE],
                  source=scenario.source, statement=scenario.statement)(run_scenario)
 
 
@@ -95,7 +97,12 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     verdict = corpus.verdict(driven, outcomes)
     skips = "; ".join(f"{kind} ({sum(kind in r.kinds for r in skipped)} cassettes): {why}"
                       for kind, why in declared.items())
+    verdict, attributed = _attribute(s, verdict)
     if not verdict.failures and not verdict.not_run:
+        if attributed:
+            # One defect, one failing check: the same defect fails the scenario checks named.
+            raise CheckSkipped(attributed + (f"; {len(skipped)} not run, declared unsupported"
+                                             if skipped else ""))
         if skipped:
             raise CheckSkipped(f"{len(runs)} corpus conversations driven without a fault; "
                                f"{len(skipped)} not run, declared unsupported by the loop: {skips}")
@@ -105,6 +112,65 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
         s.history = list(first[3])
     rule = RULES.get(verdict.rules[0]) if verdict.rules else None
     note = f"\n({len(skipped)} not run, declared unsupported: {skips})" if skipped else ""
+    note += f"\n({attributed})" if attributed else ""
     raise CheckFailure(verdict.message() + note, received=first[2] if first else None,
                        documented=f"{rule.statement} [{rule.source}]" if rule else None,
                        reproducer=verdict.reproducer())
+
+
+_PROBLEM_KINDS = (("mismatch:", "mismatch"), ("unserved:", "unserved"),
+                  ("stopped early:", "unserved"), ("timed out", "timed_out"),
+                  ("the loop raised", "raised"))
+
+
+def _problem_keys(problems: Iterable[str]) -> frozenset[str]:
+    """What kind of defect a failing conversation shows: the rules it broke, else the kinds of
+    problem (a mismatch, unserved exchanges, an exception, a timeout, requests past the end)."""
+    rules = {p.split(":", 1)[0] for p in problems if p.split(":", 1)[0] in RULES}
+    if rules:
+        return frozenset(rules)
+    kinds = {next((kind for prefix, kind in _PROBLEM_KINDS if p.startswith(prefix)), "other")
+             for p in problems}
+    return frozenset(kinds)
+
+
+def _attribute(s: LoopSession, verdict: corpus.CorpusVerdict) -> tuple[corpus.CorpusVerdict, str]:
+    """Set aside the failing conversations whose defect a scenario check already reports.
+
+    The scenario checks are driven again here (a dozen short conversations); the kinds of
+    defect the failing ones show (the rules broken, else the kind of problem) are theirs. Corpus
+    conversations failing with nothing but those show the same defect again: they are named in
+    a note, not counted, so that one defect fails one check. What is left is the corpus check's
+    own finding.
+    """
+    if not verdict.failures:
+        return verdict, ""
+    owned: dict[str, set[str]] = {}
+    for scenario in SCENARIOS:
+        if s.unsupported(scenario.id):
+            continue
+        outcome = s.run(scenario.id)
+        try:
+            judge(outcome)
+        except CheckFailure:
+            lines = [f"{rule_id}: {m}" for rule_id, m, _ in outcome.violations]
+            lines += [f"mismatch: {m}" for m, _ in outcome.mismatches]
+            lines += ["timed out"] * outcome.timed_out
+            lines += [f"the loop raised {outcome.raised}"] if outcome.raised else []
+            lines += [f"unserved: {outcome.unserved}"] if outcome.unserved else []
+            for key in _problem_keys(lines or ["other"]):
+                owned.setdefault(key, set()).add(scenario.id)
+    kept, set_aside, checks = [], 0, set()
+    for failure in verdict.failures:
+        keys = _problem_keys(failure[1])
+        if owned and keys <= owned.keys():
+            set_aside += 1
+            checks |= {c for k in keys for c in owned[k]}
+        else:
+            kept.append(failure)
+    if not set_aside:
+        return verdict, ""
+    rules = tuple(r for r in verdict.rules if any(r in _problem_keys(f[1]) for f in kept))
+    note = (f"{set_aside} failing corpus conversation(s) show the defect that "
+            f"{', '.join(sorted(checks))} already report(s); they are not counted again here")
+    return replace(verdict, failures=tuple(kept), rules=rules), note

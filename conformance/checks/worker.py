@@ -253,8 +253,9 @@ def lost_lease_stops_work(s: WorkerSession) -> None:
 
 @check("worker.sessions.served_in_turn", family=FAMILY, tags=["slow"], severity=Severity.MUST,
        applies_to=APPLIES, source=_WORKER,
-       statement="a worker serves queued sessions one after another: each work item is "
-                 "acknowledged, its session's tools answered, and the item stopped when it ends")
+       statement="a worker serves every queued session (in turn or at once): each work item "
+                 "is acknowledged, its session's tools answered, and the item stopped when it "
+                 "ends")
 def served_in_turn(s: WorkerSession) -> None:
     n = 3
     run = s.start([Scenario.of(f"s{i}", [(ECHO, {"text": f"session-{i}"})]) for i in range(n)])
