@@ -5,6 +5,11 @@ A check is a function registered by :func:`check`. Its id is stable and stated a
 the tool types it applies to, the source it encodes and a one-line statement. The registry refuses
 duplicate ids and missing metadata at import time. The catalog is data: ``tooluse checks``, the
 reports and the docs are generated from it.
+
+Levels follow the calibration rule in docs/checks.md: MUST only for what the seeds or PROTOCOL.md
+state, or for what loses or corrupts the user's data, executes input as code, hangs or lies
+(``is_error``); SHOULD for documented recommendations; INFO for conventions where the docs are
+silent (the check returns the convention it observed).
 """
 
 from __future__ import annotations
