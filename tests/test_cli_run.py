@@ -62,7 +62,7 @@ def test_a_node_subject_passes_every_bash_check(capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0, out
     n = sum(1 for i in CATALOG if i.startswith("bash."))
-    assert f"cmd:node (bash_20250124): {n} checks: {n} pass" in out
+    assert f"cmd:bash_tool.mjs (bash_20250124): {n} checks: {n} pass" in out
 
 
 @pytest.mark.parametrize("argv, words", [

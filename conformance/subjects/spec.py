@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -159,21 +161,28 @@ def factory_subject(spec: str, *, family: str, tool_type: str | None = None,
     factory = resolve_factory(spec)
     modname, _, attr = spec.rpartition(":")
     if modname.endswith(".py") or "/" in modname:  # the subject process runs elsewhere
-        spec = f"{Path(modname).resolve()}:{attr}"
+        spec = f"{os.path.abspath(modname)}:{attr}"  # symlinks kept, as in a command
     options = dict(options or {})
     for key in options:
         if not accepts_keyword(factory, key):
             raise UsageError(f"subject {spec!r} is configured with {key}={options[key]!r} but its "
                              f"factory takes no {key!r} keyword; add the parameter or drop the "
                              "option")
-    return Subject(name or spec.rpartition(":")[0].rpartition("/")[2] + ":" + attr
-                   if name is None and "/" in spec else name or spec,
+    return Subject(check_name(name) if name is not None else factory_label(spec),
                    family, tool_type, spec, "factory", options)
+
+
+def factory_label(spec: str) -> str:
+    """The default label of a factory subject: the spec, or ``file.py:attr`` for a path."""
+    modname, _, attr = spec.rpartition(":")
+    return f"{modname.rpartition('/')[2]}:{attr}" if "/" in modname else spec
 
 
 def command_subject(command: str, *, family: str, tool_type: str | None = None,
                     name: str | None = None, options: dict[str, Any] | None = None) -> Subject:
-    """An out-of-process subject in any language: a command line run by ``/bin/sh -c``."""
+    """An out-of-process subject in any language: a command line run by ``/bin/sh -c``.
+
+    ``name`` labels it in every report (default: :func:`command_label`)."""
     tool_type = check_tool_type(family, tool_type)
     try:
         words = shlex.split(command)
@@ -183,8 +192,56 @@ def command_subject(command: str, *, family: str, tool_type: str | None = None,
     if not words:
         raise UsageError("the subject command is empty; give the command that starts your tool, "
                          "e.g. --bash-cmd 'node my_bash.js'")
-    return Subject(name or f"cmd:{Path(words[0]).name}", family, tool_type,
-                   _absolute_paths(command, words), "command", dict(options or {}))
+    return Subject(check_name(name) if name is not None else command_label(words), family,
+                   tool_type, _absolute_paths(command, words), "command", dict(options or {}))
+
+
+def check_name(name: str) -> str:
+    """A ``--name``: one line of printable text (it titles report sections and JUnit suites)."""
+    text = name.strip()
+    if not text or not text.isprintable():
+        raise UsageError(f"--name {name!r}: give a short printable label, e.g. --name my-bash")
+    return text
+
+
+#: Programs that run the script or module named after them: the label names that instead.
+_LAUNCHERS = re.compile(
+    r"(python|pypy|node|nodejs|deno|bun|tsx|ts-node|ruby|perl|php|lua|java|bash|sh|zsh|dash|"
+    r"env|exec|nice|uv|uvx|npx|pnpm|yarn|npm|poetry|pipenv|pdm|hatch|conda|rye|cd|timeout|"
+    r"Rscript|dotnet|go)([0-9.]*|\.exe)")
+#: Options whose next word is code, not a script (``python -c CODE``, ``node -e CODE``).
+_CODE_OPTIONS = {"-c", "-e", "--eval", "-p", "--print", "--command"}
+_SCRIPT = re.compile(r".+\.[A-Za-z][A-Za-z0-9]*")
+
+
+def command_label(words: list[str]) -> str:
+    """The default label of a command subject: ``cmd:`` and the script or module it runs
+    (``/x/venv/bin/python tool.py`` -> ``cmd:tool.py``, ``python -m pkg.tool`` ->
+    ``cmd:pkg.tool``), else its program (``my-bash --fast`` -> ``cmd:my-bash``)."""
+    rest = list(words)
+    while rest and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", rest[0]):  # VAR=value cmd
+        rest.pop(0)
+    if not rest:
+        return f"cmd:{Path(words[0]).name}"
+    program = Path(rest[0]).name
+    if not _LAUNCHERS.fullmatch(program):
+        return f"cmd:{program}"
+    after_code = False
+    for prev, word in zip(rest, rest[1:], strict=False):
+        if prev == "-m":
+            return f"cmd:{word}"
+        if prev in _CODE_OPTIONS:
+            after_code = True
+            continue
+        if word.startswith("-") or "=" in word or word in {"&&", ";", "|"}:
+            continue
+        if _SCRIPT.fullmatch(Path(word).name):
+            return f"cmd:{Path(word).name}"
+    if after_code:
+        return f"cmd:{program}"
+    plain = [w for w in rest[1:] if not w.startswith("-") and not _LAUNCHERS.fullmatch(w)
+             and w not in {"run", "exec", "x", "&&", ";", "|"}]
+    return f"cmd:{Path(plain[0]).name}" if plain and "=" not in plain[0] else f"cmd:{program}"
 
 
 _SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~'\"")
@@ -192,17 +249,136 @@ _SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~'\"")
 
 def _absolute_paths(command: str, words: list[str]) -> str:
     """The command runs in the case's directory: make relative paths to existing files absolute
-    (only for a plain list of words; a command with shell syntax is left as written)."""
+    (only for a plain list of words; a command with shell syntax is left as written).
+
+    Symlinks are kept (``os.path.abspath``, not ``Path.resolve``): ``/x/venv/bin/python`` is a
+    symlink to the base interpreter, and resolving it would lose the virtual environment. The
+    program itself (the first word) is only touched when it is a path (``./tool``): a bare name
+    is looked up in ``PATH``."""
     if _SHELL_SYNTAX & set(command):
         return command
-    fixed = [str(Path(w).resolve()) if not w.startswith("-") and "/" in w and Path(w).is_file()
-             else w for w in words]
+    fixed = [os.path.abspath(w) if not w.startswith("-") and ("/" in w or i > 0)
+             and Path(w).is_file() else w for i, w in enumerate(words)]
     return command if fixed == words else shlex.join(fixed)
 
 
+#: How long a command subject is watched at start for an immediate exit, in seconds: a valid
+#: subject is still waiting for its first input by then; a mistyped one has long exited.
+PREFLIGHT_WINDOW = 1.0
+_NOT_FOUND = re.compile(r"not found|no such file|can't open file|cannot find module|cannot open|"
+                        r"permission denied|is a directory|ENOENT|not executable|no module named|"
+                        r"cannot find package", re.IGNORECASE)
+
+
+def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
+              window: float = PREFLIGHT_WINDOW) -> None:
+    """Refuse a command subject that cannot start, before any check runs (``UsageError``).
+
+    A script path that does not exist (``python tool.py`` with no ``tool.py``) is found without
+    running anything. Every other command is started once, as for a case (in an empty directory,
+    with the same ``TOOLUSE_*`` environment and a throwaway ``HOME``) and sent nothing: one that
+    exits within ``window`` with status 126/127 (the shell's "not found", "not executable") or
+    with a nonzero status and a "not found"-like message is refused with what it printed. One
+    still running is stopped: that costs ``window`` seconds once, whatever the number of
+    subjects (they are started together). Other subjects (factories, workers, loops) pass.
+    """
+    commands = [s for s in subjects if isinstance(s, Subject) and s.kind == "command"]
+    for s in commands:
+        _missing_script(s)
+    if not commands:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        problems = list(pool.map(lambda s: _start_once(s, timeout, window), commands))
+    for p in problems:
+        if p:
+            raise UsageError(p)
+
+
+def _missing_script(s: Subject) -> None:
+    if _SHELL_SYNTAX & set(s.spec):
+        return
+    words = shlex.split(s.spec)
+    if not words or not _LAUNCHERS.fullmatch(Path(words[0]).name):
+        return
+    for prev, word in zip(words, words[1:], strict=False):
+        if prev in _CODE_OPTIONS or prev == "-m":
+            return
+        if word.startswith("-") or "=" in word:
+            continue
+        if _SCRIPT.fullmatch(Path(word).name) and Path(word).suffix in _SCRIPT_SUFFIXES:
+            if not os.path.exists(word):
+                raise UsageError(f"subject {s.name}: {word} does not exist (relative paths are "
+                                 f"taken from the directory tooluse runs in, {os.getcwd()}); "
+                                 "give the path of your tool's script")
+            return
+
+
+_SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl", ".php", ".lua",
+                    ".sh", ".bash", ".jar", ".R"}
+
+
+def _start_once(s: Subject, timeout: float, window: float) -> str:
+    """Start the command once and watch it for ``window`` seconds: a problem, or ``""``."""
+    import signal
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(prefix="tooluse-preflight-") as d:
+        root = Path(d)
+        for sub in ("work", "home", "tmp"):
+            (root / sub).mkdir()
+        env = {**os.environ, **{f"TOOLUSE_{k.upper()}": str(v) for k, v in s.options.items()},
+               "TOOLUSE_WORKDIR": str(root / "work"), "TOOLUSE_TIMEOUT": f"{timeout:g}"}
+        if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
+            env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
+        try:
+            proc = subprocess.Popen(s.argv(), cwd=root / "work", env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+        except OSError as e:
+            return f"subject {s.name}: cannot start /bin/sh ({e})"
+        exited = False
+        end = time.monotonic() + window
+        try:
+            while time.monotonic() < end:
+                # WNOWAIT: the leader stays unreaped, so its process group id cannot be reused
+                # before the group is killed below.
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                    exited = True
+                    break
+                time.sleep(0.01)
+        except ChildProcessError:  # pragma: no cover - reaped elsewhere
+            exited = True
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                _, err = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:  # a detached child holds stderr open
+                err = b""
+                proc.wait()
+        if not exited:
+            return ""
+        code = proc.returncode
+        said = " / ".join(x.strip() for x in err.decode("utf-8", "replace").splitlines()
+                          if x.strip())[-400:]
+        if code in (126, 127) or (code != 0 and _NOT_FOUND.search(said)):
+            return (f"subject {s.name}: the command {s.spec!r} exited with status {code} at once, "
+                    f"before it was sent anything: {said or '(nothing on stderr)'}; check the "
+                    "command (try it in a shell)")
+        return ""
+
+
 def subject_from_option(value: str, *, family: str, tool_type: str | None = None,
-                        options: dict[str, Any] | None = None) -> Subject:
-    """``--bash VALUE``: a bundled reference subject's name, or a ``module:attr`` spec."""
+                        options: dict[str, Any] | None = None,
+                        name: str | None = None) -> Subject:
+    """``--bash VALUE``: a bundled reference subject's name, or a ``module:attr`` spec
+    (``name``: its label; default the reference's name or :func:`factory_label`)."""
     from conformance.reference import REFERENCE_SUBJECTS
 
     ref = REFERENCE_SUBJECTS.get(value)
@@ -210,9 +386,10 @@ def subject_from_option(value: str, *, family: str, tool_type: str | None = None
         if ref.family != family:
             raise UsageError(f"{value!r} is a {ref.family} reference subject, not {family}")
         return factory_subject(ref.spec, family=family, tool_type=tool_type or ref.tool_type,
-                               name=value, options={**ref.options, **(options or {})})
+                               name=value if name is None else name,
+                               options={**ref.options, **(options or {})})
     if ":" not in value:
         names = ", ".join(n for n, r in REFERENCE_SUBJECTS.items() if r.family == family)
         raise UsageError(f"{value!r} is neither module:attr nor a reference subject; use "
                          f"module:attr, path/to/file.py:attr, or one of: {names}")
-    return factory_subject(value, family=family, tool_type=tool_type, options=options)
+    return factory_subject(value, family=family, tool_type=tool_type, options=options, name=name)
