@@ -17,12 +17,14 @@ from .render_common import (
     SEVERITY_ORDER,
     format_value,
     is_known,
+    observed_rows,
     per_subject,
     problems,
     reproducer_text,
     run_line,
     verdict_word,
 )
+from .rerun import rerun_for
 
 TEMPLATE = Path(__file__).with_name("report.html")
 _LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!"}
@@ -38,7 +40,8 @@ def _select(key: str, values: list[str]) -> str:
             f"</select></label>")
 
 
-def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None) -> str:
+def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
+             rerun: str = "") -> str:
     known = is_known(r, verdict)
     classes = "failure" + (" error" if r["outcome"] == "error" else "") + (" known" if known else "")
     tag = "expected failure (baseline)" if known else r["outcome"]
@@ -59,9 +62,15 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None) ->
                      f"<pre>{_e(format_value(r.get('received')))}</pre></div>"
                      "<div><strong>Documented</strong>"
                      f"<pre>{_e(format_value(r.get('documented')))}</pre></div></div>")
+    if rerun:
+        parts.append("<p><strong>Rerun this check alone</strong></p>"
+                     f'<pre class="rerun">{_e(rerun)}</pre>')
     if r.get("reproducer"):
-        parts.append(f"<p><strong>Reproducer</strong> ({len(r['reproducer'])} steps)</p>"
-                     f'<pre class="reproducer">{_e(reproducer_text(r["reproducer"]))}</pre>')
+        text = reproducer_text(r["reproducer"])
+        where = (" <span class=\"muted\">(<code>$TOOLUSE_WORKDIR</code>: the case's directory)"
+                 "</span>" if "$TOOLUSE_WORKDIR" in text else "")
+        parts.append(f"<p><strong>Reproducer</strong> ({len(r['reproducer'])} steps){where}</p>"
+                     f'<pre class="reproducer">{_e(text)}</pre>')
     parts.append("</details>")
     return "\n".join(parts)
 
@@ -89,6 +98,12 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                                                            "blocking")) + "</div>")
     if verdict is not None:
         body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
+    body.append('<h2>Subjects</h2><table id="subjects"><thead><tr><th>subject</th>'
+                "<th>tool type</th><th>runs</th></tr></thead><tbody>"
+                + "".join(f"<tr><td><code>{_e(sub['name'])}</code></td><td><code>"
+                          f"{_e(sub['tool_type'])}</code></td><td><code>"
+                          f"{_e(sub.get('spec') or '')}</code></td></tr>" for sub in subjects)
+                + "</tbody></table>")
     families = sorted({meta[c]["family"] for c in checks})
     body.append('<div class="filters">' + _select("family", families)
                 + _select("severity", ["MUST", "SHOULD", "INFO"])
@@ -117,13 +132,23 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
             anchor = anchors.get((r["subject"], cid))
             if anchor:
                 label = f'<a href="#open={anchor}" data-open="{anchor}">{label}</a>'
-            tip = _e((r.get("message") or o).splitlines()[0][:200] if r.get("message") else o)
+            said = r.get("message") or (r.get("observed") if o == "pass" else "")
+            tip = _e(said.splitlines()[0][:200] if said else o)
             row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
         body.append("".join(row) + "</tr>")
     body.append("</tbody></table>")
     body.append(f"<h2>Failures ({len(failing)})</h2>")
-    body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict) for r in failing] or [
-        "<p>No failures.</p>"]
+    body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
+             for r in failing] or ["<p>No failures.</p>"]
+    seen = observed_rows(doc)
+    if seen:
+        body.append(f"<h2>Observed conventions ({len(seen)})</h2>"
+                    '<p class="muted">Where the docs leave a choice, the convention each subject '
+                    'was seen to follow.</p><table id="observed"><thead><tr><th>check</th>'
+                    "<th>subject</th><th>observed</th></tr></thead><tbody>")
+        body += [f'<tr><td><code>{_e(r["check_id"])}</code></td><td><code>'
+                 f'{_e(r["subject"])}</code></td><td>{_e(r["observed"])}</td></tr>' for r in seen]
+        body.append("</tbody></table>")
     rows = coverage_rows(doc.get("coverage") or {})
     if rows:
         body.append('<h2>Protocol coverage</h2><table id="coverage"><thead><tr><th>dimension</th>'

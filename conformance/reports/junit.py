@@ -19,6 +19,7 @@ from typing import Any
 from .baseline import BaselineVerdict
 from .coverage import coverage_rows
 from .render_common import format_value, is_known, per_subject, reproducer_text
+from .rerun import rerun_for
 from .results_file import gating
 
 _DATETIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d)?")
@@ -30,25 +31,32 @@ def _x(text: str) -> str:
     return _INVALID_XML.sub("\ufffd", text)
 
 
-def _details(r: dict[str, Any]) -> str:
+def _details(r: dict[str, Any], rerun: str = "") -> str:
     lines = [r.get("message") or ""]
     if r.get("statement"):
         lines.append(f"Requirement: {r['statement']}")
     if r.get("received") is not None or r.get("documented") is not None:
         lines.append(f"Received: {format_value(r.get('received'))}")
         lines.append(f"Documented: {format_value(r.get('documented'))}")
+    if rerun:
+        lines.append(f"Rerun: {rerun}")
     if r.get("reproducer"):
-        lines.append("Reproducer:\n" + reproducer_text(r["reproducer"]))
+        text = reproducer_text(r["reproducer"])
+        where = " ($TOOLUSE_WORKDIR: the case's directory)" if "$TOOLUSE_WORKDIR" in text else ""
+        lines.append(f"Reproducer{where}:\n" + text)
     return _x("\n".join(x for x in lines if x))
 
 
-def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None) -> tuple[ET.Element, str]:
+def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None,
+          rerun: str = "") -> tuple[ET.Element, str]:
     case = ET.Element("testcase", {
         "classname": _x(f"{r['subject']}.{r['family']}"), "name": _x(r["check_id"]),
         "time": f"{float(r.get('duration') or 0):.3f}"})
     outcome = r["outcome"]
     summary = _x((r.get("message") or "").strip().splitlines()[0][:500]) if r.get("message") else ""
     if outcome == "pass":
+        if r.get("observed"):  # the convention the subject follows, where the docs leave a choice
+            ET.SubElement(case, "system-out").text = _x(f"observed: {r['observed']}")
         return case, "pass"
     if outcome == "skip":
         ET.SubElement(case, "skipped", {"message": summary or "skipped"})
@@ -63,10 +71,10 @@ def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None) -> t
         tag = "error" if outcome == "error" else "failure"
         el = ET.SubElement(case, tag, {"message": summary or what,
                                        "type": "harness" if outcome == "error" else r["severity"]})
-        el.text = _details(r)
+        el.text = _details(r, rerun)
         return case, tag
     ET.SubElement(case, "skipped", {"message": note})
-    ET.SubElement(case, "system-out").text = _details(r)
+    ET.SubElement(case, "system-out").text = _details(r, rerun)
     return case, "skip"
 
 
@@ -88,7 +96,8 @@ def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) ->
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         time = 0.0
         for r in sorted(results, key=lambda r: r["check_id"]):
-            case, kind = _case(r, strict, verdict)
+            again = rerun_for(doc, r) if r["outcome"] in ("fail", "error") else ""
+            case, kind = _case(r, strict, verdict, again)
             suite.append(case)
             counts["tests"] += 1
             if kind != "pass":

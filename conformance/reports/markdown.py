@@ -10,12 +10,14 @@ from .coverage import coverage_rows
 from .render_common import (
     format_value,
     is_known,
+    observed_rows,
     per_subject,
     problems,
     reproducer_text,
     run_line,
     verdict_word,
 )
+from .rerun import rerun_for
 
 #: GitHub refuses comments over 65536 characters; leave room for the tail sections.
 MAX_CHARS = 60_000
@@ -44,7 +46,12 @@ def _text(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
+def _fenced(text: str, lang: str = "") -> list[str]:
+    fence = "````" if "```" in text else "```"
+    return [fence + lang, text, fence]
+
+
+def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = "") -> str:
     tag = "expected failure (baseline)" if is_known(r, verdict) else r["outcome"].upper()
     out = [f"#### {r['severity']} `{r['check_id']}` on `{r['subject']}`: {tag}", ""]
     if r.get("statement"):
@@ -55,12 +62,16 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None) -> str:
         out += [_text(r["message"].strip()), ""]
     if r.get("received") is not None or r.get("documented") is not None:
         out += _received_documented(r.get("received"), r.get("documented"))
+    if rerun:
+        out += ["Rerun this check alone:", "", *_fenced(rerun, "sh"), ""]
     if r.get("reproducer"):
         n = len(r["reproducer"])
         text = reproducer_text(r["reproducer"], 3000)
         fence = "````" if "```" in text else "```"
-        out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})</summary>",
-                "", fence + "json", text, fence, "", "</details>", ""]
+        where = (" (`$TOOLUSE_WORKDIR`: the case's directory)" if "$TOOLUSE_WORKDIR" in text
+                 else "")
+        out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})"
+                + f"{where}</summary>", "", fence + "json", text, fence, "", "</details>", ""]
     return "\n".join(out)
 
 
@@ -75,20 +86,22 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
             f"| {s['blocking']} |", ""]
     subjects = per_subject(doc)
     if subjects:
-        out += ["### Subjects", "", "| subject | tool type | pass | fail | skip | error |",
-                "|---|---|---:|---:|---:|---:|"]
-        out += [f"| `{sub['name']}` | `{sub['tool_type']}` | {c['pass']} | {c['fail']} | "
-                f"{c['skip']} | {c['error']} |" for sub, c in subjects]
+        out += ["### Subjects", "",
+                "| subject | tool type | runs | pass | fail | skip | error |",
+                "|---|---|---|---:|---:|---:|---:|"]
+        out += [f"| {_code(sub['name'])} | `{sub['tool_type']}` | {_code(sub.get('spec') or '')}"
+                f" | {c['pass']} | {c['fail']} | {c['skip']} | {c['error']} |"
+                for sub, c in subjects]
         out.append("")
     if verdict is not None:
         out += ["### Baseline", "", *[f"- {line.strip()}" for line in verdict.lines()], ""]
-    tail = _coverage(doc)
+    tail = _observed(doc) + _coverage(doc)
     failing = problems(doc, verdict)
     if failing:
         out += [f"### Failures ({len(failing)})", ""]
         used = sum(len(x) + 1 for x in out) + len(tail)
         for i, r in enumerate(failing):
-            block = _failure(r, verdict)
+            block = _failure(r, verdict, rerun_for(doc, r))
             if used + len(block) > MAX_CHARS:
                 out += [f"… {len(failing) - i} more failures: see results.json or report.html.", ""]
                 break
@@ -97,6 +110,37 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
     else:
         out += ["No failures.", ""]
     return "\n".join(out) + tail
+
+
+def _code(text: str) -> str:
+    """Inline code in a table cell (``|`` escaped; backticks kept out of the span)."""
+    if not text:
+        return "—"
+    t = text.replace("|", "\\|").replace("\n", " ")
+    return f"`` {t} ``" if "`" in t else f"`{t}`"
+
+
+def _cell(text: str) -> str:
+    return _text(text).replace("|", "\\|").replace("\n", " ")
+
+
+#: Rows of the observed-conventions table at most (the rest: results.json, report.html).
+MAX_OBSERVED = 80
+
+
+def _observed(doc: dict[str, Any]) -> str:
+    """What passing checks saw a subject do where the docs leave a choice."""
+    rows = observed_rows(doc)
+    if not rows:
+        return ""
+    out = ["", f"### Observed conventions ({len(rows)})", "",
+           "Where the docs leave a choice, the convention each subject was seen to follow.", "",
+           "| check | subject | observed |", "|---|---|---|"]
+    out += [f"| `{r['check_id']}` | {_code(r['subject'])} | {_cell(r['observed'])} |"
+            for r in rows[:MAX_OBSERVED]]
+    if len(rows) > MAX_OBSERVED:
+        out.append(f"\n… {len(rows) - MAX_OBSERVED} more in results.json or report.html.")
+    return "\n".join(out) + "\n"
 
 
 def _coverage(doc: dict[str, Any]) -> str:

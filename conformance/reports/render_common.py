@@ -49,6 +49,12 @@ def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> lis
     return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error")), key=rank)
 
 
+def observed_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Passing results that report the convention they observed, by check id then subject."""
+    return sorted((r for r in doc["results"] if r["outcome"] == "pass" and r.get("observed")),
+                  key=lambda r: (r["check_id"], r["subject"]))
+
+
 def per_subject(doc: dict[str, Any]) -> list[tuple[dict[str, Any], Counter[str]]]:
     counts: dict[str, Counter[str]] = {s["name"]: Counter() for s in doc["subjects"]}
     extra: dict[str, dict[str, Any]] = {}
