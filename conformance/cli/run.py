@@ -13,7 +13,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -34,18 +35,22 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                "interrupted by SIGINT, 143 by SIGTERM (results.json then says "
                "\"complete\": false).")
     g = p.add_argument_group("subjects")
-    g.add_argument("--bash", action="append", default=[], metavar="SPEC",
+    g.add_argument("--bash", action=SubjectOption, default=[], metavar="SPEC",
                    help="a bash tool implementation (module:attr factory)")
-    g.add_argument("--bash-cmd", action="append", default=[], metavar="CMD",
+    g.add_argument("--bash-cmd", action=SubjectOption, default=[], metavar="CMD",
                    help="an out-of-process bash tool, in any language")
     g.add_argument("--bash-type", default=None, metavar="T",
                    help="the bash tool type the subjects implement (default bash_20250124)")
-    g.add_argument("--editor", action="append", default=[], metavar="SPEC",
+    g.add_argument("--editor", action=SubjectOption, default=[], metavar="SPEC",
                    help="a text editor tool implementation (module:attr factory)")
-    g.add_argument("--editor-cmd", action="append", default=[], metavar="CMD",
+    g.add_argument("--editor-cmd", action=SubjectOption, default=[], metavar="CMD",
                    help="an out-of-process text editor tool, in any language")
     g.add_argument("--editor-type", default=None, metavar="T",
                    help="the text editor tool type (default text_editor_20250728)")
+    g.add_argument("--name", action=NameOption, default=None, metavar="NAME",
+                   help="the label of the --bash/--bash-cmd/--editor/--editor-cmd subject given "
+                        "just before it (default: cmd:<script> for a command, the spec for a "
+                        "factory); it names the subject in every report")
     g.add_argument("--editor-max-characters", type=int, default=None, metavar="N",
                    help="the max_characters the editor subjects are configured with "
                         "(text_editor_20250728; enables the truncation check)")
@@ -83,13 +88,13 @@ def build_subjects(args: argparse.Namespace) -> list[Any]:
         if args.editor_max_characters < 1:
             raise UsageError("--editor-max-characters: give a positive number of characters")
         options["editor"]["max_characters"] = args.editor_max_characters
-    for family in FAMILIES:
-        for spec in getattr(args, family):
-            subjects.append(subject_from_option(spec, family=family, tool_type=types[family],
-                                                options=options[family]))
-        for cmd in getattr(args, f"{family}_cmd"):
-            subjects.append(command_subject(cmd, family=family, tool_type=types[family],
-                                            options=options[family]))
+    for family, kind, value, name in subject_entries(args):
+        if kind == "cmd":
+            subjects.append(command_subject(value, family=family, tool_type=types[family],
+                                            name=name, options=options[family]))
+        else:
+            subjects.append(subject_from_option(value, family=family, tool_type=types[family],
+                                                options=options[family], name=name))
     from conformance.workers.options import agent_subjects
 
     subjects.extend(agent_subjects(args))
@@ -102,6 +107,50 @@ def build_subjects(args: argparse.Namespace) -> list[Any]:
                          "--editor SPEC, --editor-cmd CMD, --worker SPEC, --worker-cmd CMD, "
                          "--loop SPEC, or use --all-reference")
     return _unique_names(subjects)
+
+
+class SubjectOption(argparse.Action):
+    """``--bash`` and friends: appended to their own list and, in command-line order, to
+    ``args._subjects`` (so that ``--name`` can name the one given just before it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), values])
+        order = list(getattr(namespace, "_subjects", None) or [])
+        order.append([self.dest, values, None, option_string])
+        namespace._subjects = order
+
+
+class NameOption(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        order = list(getattr(namespace, "_subjects", None) or [])
+        if not order:
+            namespace._name_error = (f"{option_string} {values}: give it after the subject it "
+                                     "names, e.g. --bash-cmd 'python tool.py' --name my-bash")
+        elif order[-1][2] is not None:
+            namespace._name_error = (f"{option_string} {values}: {order[-1][3]} {order[-1][1]!r} is "
+                                     f"already named {order[-1][2]!r}; give one per subject")
+        else:
+            order[-1] = [*order[-1][:2], values, order[-1][3]]
+        namespace._subjects = order
+
+
+def subject_entries(args: argparse.Namespace,
+                    prefix: str = "") -> list[tuple[str, str, str, str | None]]:
+    """(family, "spec"|"cmd", value, --name or None) for every --bash/--bash-cmd/--editor/
+    --editor-cmd, bash before editor and factories before commands (the order of the reports)."""
+    error = getattr(args, "_name_error", None)
+    if error:
+        raise UsageError(error)
+    dests = [prefix + d for d in ("bash", "bash_cmd", "editor", "editor_cmd")]
+    order = getattr(args, "_subjects", None)
+    if order is None:  # a Namespace built without the parser
+        order = [[dest, v, None, None] for dest in dests for v in getattr(args, dest, None) or []]
+    entries = sorted((e for e in order if e[0] in dests), key=lambda e: dests.index(e[0]))
+    return [(dest.removeprefix(prefix).split("_")[0],
+             "cmd" if dest.endswith("_cmd") else "spec", value, name)
+            for dest, value, name, _ in entries]
 
 
 def _unique_names(subjects: list[Any]) -> list[Any]:
@@ -133,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no check applies to these subjects ({kinds})"
                          + (f" with --check {' '.join(args.checks)}" if args.checks else "")
                          + "; see `tooluse checks --tool-type T`")
+    from conformance.subjects.spec import preflight
+
+    preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT)
     listeners: list[Any] = []
     reports = _reports_listener(args)
     if reports is not None:
@@ -148,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = runner.run(subjects, checks=args.checks or None,
                              timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
-                             jobs=args.jobs, listeners=listeners, argv=sys.argv[1:])
+                             jobs=args.jobs, listeners=listeners,
+                             argv=getattr(args, "_argv", None) or sys.argv[1:])
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,
                                                                                     "SIGINT")
@@ -275,6 +328,7 @@ def readable(value: Any, limit: int = 400) -> str:
 def print_summary(summary: Any, out: TextIO) -> None:
     """A readable summary: what did not pass (with reproducers), then counts and the verdict."""
     blocking = {id(r) for r in summary.blocking()}
+    rerun = _rerun_commands(summary.plan.info)
     for r in summary.results:
         if r.outcome is Outcome.PASS:
             continue
@@ -287,9 +341,14 @@ def print_summary(summary: Any, out: TextIO) -> None:
             if r.documented is not None:
                 print(f"      documented: {readable(r.documented)}", file=out)
             if r.reproducer:
-                print("      reproducer (tool inputs, in order):", file=out)
+                note = ("; $TOOLUSE_WORKDIR is the case's directory"
+                        if "$TOOLUSE_WORKDIR" in json.dumps(r.reproducer) else "")
+                print(f"      reproducer (tool inputs, in order{note}):", file=out)
                 for inp in r.reproducer[:12]:
                     print(f"        {readable(inp, 200)}", file=out)
+            again = rerun.get(r.subject)
+            if again is not None:
+                print(f"      rerun: {again(r.check_id)}", file=out)
     print(file=out)
     for s in summary.plan.subjects:
         mine = [r for r in summary.results if r.subject == s.name]
@@ -302,6 +361,18 @@ def print_summary(summary: Any, out: TextIO) -> None:
     print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, "
           f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
           f"{len(summary.blocking())} do not)", file=out)
+
+
+def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:
+    """subject name -> check id -> the one-line command that reruns that check alone."""
+    from conformance.reports.rerun import rerun_command
+
+    run = {"argv": list(info.argv), "strict": info.strict}
+    out: dict[str, Callable[[str], str]] = {}
+    for s in info.subjects:
+        if rerun_command(run, s.to_json(), "x.y"):
+            out[s.name] = partial(rerun_command, run, s.to_json())
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - convenience

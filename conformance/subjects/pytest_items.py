@@ -14,23 +14,27 @@ import pytest
 
 from conformance.catalog import Check, Severity
 from conformance.cli import UsageError
+from conformance.cli.run import NameOption, SubjectOption
 from conformance.results import CheckResult, Outcome
 from conformance.subjects.spec import Subject
 
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
-    ("--tooluse-bash", dict(action="append", default=[], metavar="SPEC",
+    ("--tooluse-bash", dict(action=SubjectOption, default=[], metavar="SPEC",
                             help="a bash tool implementation to check (module:attr factory, "
                                  "path/file.py:attr or a reference subject's name)")),
-    ("--tooluse-bash-cmd", dict(action="append", default=[], metavar="CMD",
+    ("--tooluse-bash-cmd", dict(action=SubjectOption, default=[], metavar="CMD",
                                 help="an out-of-process bash tool (JSON lines), any language")),
     ("--tooluse-bash-type", dict(default=None, metavar="T",
                                  help="bash tool type of those subjects (default bash_20250124)")),
-    ("--tooluse-editor", dict(action="append", default=[], metavar="SPEC",
+    ("--tooluse-editor", dict(action=SubjectOption, default=[], metavar="SPEC",
                               help="a text editor tool implementation to check")),
-    ("--tooluse-editor-cmd", dict(action="append", default=[], metavar="CMD",
+    ("--tooluse-editor-cmd", dict(action=SubjectOption, default=[], metavar="CMD",
                                   help="an out-of-process text editor tool (JSON lines)")),
     ("--tooluse-editor-type", dict(default=None, metavar="T",
                                    help="text editor tool type (default text_editor_20250728)")),
+    ("--tooluse-name", dict(action=NameOption, default=None, metavar="NAME",
+                            help="the label of the --tooluse-bash/-bash-cmd/-editor/-editor-cmd "
+                                 "subject given just before it (its items are ID[NAME])")),
     ("--tooluse-editor-max-characters", dict(type=int, default=None, metavar="N",
                                              help="max_characters the editors are configured with")),
     ("--tooluse-check", dict(action="append", default=[], metavar="ID",
@@ -55,15 +59,15 @@ def subjects_from_config(config: pytest.Config) -> list[Subject]:
     options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
     if opt("--tooluse-editor-max-characters") is not None:
         options["editor"]["max_characters"] = opt("--tooluse-editor-max-characters")
+    from conformance.cli.run import _unique_names, subject_entries
+
     try:
-        for family in ("bash", "editor"):
+        for family, kind, value, name in subject_entries(config.option, prefix="tooluse_"):
             tool_type = opt(f"--tooluse-{family}-type")
-            for spec in opt(f"--tooluse-{family}"):
-                found.append(subject_from_option(spec, family=family, tool_type=tool_type,
-                                                 options=options[family]))
-            for cmd in opt(f"--tooluse-{family}-cmd"):
-                found.append(command_subject(cmd, family=family, tool_type=tool_type,
-                                             options=options[family]))
+            make = command_subject if kind == "cmd" else subject_from_option
+            found.append(make(value, family=family, tool_type=tool_type, name=name,
+                              options=options[family]))
+        found = _unique_names(found)
     except UsageError as e:
         raise pytest.UsageError(f"tooluse: {e}") from None
     return found
@@ -106,14 +110,23 @@ class ConformanceItem(pytest.Item):
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailure):
-            return describe(self.check, excinfo.value.result)
+            return describe(self.check, excinfo.value.result, self.rerun_command())
         return super().repr_failure(excinfo)
+
+    def rerun_command(self) -> str:
+        """``tooluse run <this subject> --check ID``: the same case outside pytest."""
+        from conformance.reports.rerun import rerun_command
+        from conformance.runner import DEFAULT_TIMEOUT
+
+        extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
+        return rerun_command({"argv": ["run", *extra], "strict": self.strict},
+                             self.subject.info.to_json(), self.check.id)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.check.id} on {self.subject.name}"
 
 
-def describe(check: Check, r: CheckResult) -> str:
+def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     from conformance.cli.run import readable
 
     kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
@@ -127,6 +140,8 @@ def describe(check: Check, r: CheckResult) -> str:
     if r.reproducer:
         lines.append("  reproducer (tool inputs, in order):")
         lines += [f"    {readable(i, 500)}" for i in r.reproducer[:20]]
+    if rerun:
+        lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)
 
 
@@ -136,6 +151,13 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
     if not subjects:
         return
     from conformance import runner
+    from conformance.subjects.spec import preflight
+
+    try:  # a mistyped command: one usage error, not a failure per item
+        preflight(subjects,
+                  timeout=config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT)
+    except UsageError as e:
+        raise pytest.UsageError(f"tooluse: {e}") from None
 
     patterns = config.getoption("--tooluse-check") or None
     if patterns and runner.unmatched_patterns(patterns):

@@ -1,0 +1,210 @@
+"""Issue 13, point 5: command subjects as a new user declares them (venvs, labels, --name, typos)
+and the one-line rerun command every report prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import UsageError, build_parser, main
+from conformance.cli.run import build_subjects
+from conformance.subjects.spec import command_label, command_subject, preflight
+
+#: A bash tool that answers every input with the same text: it fails bash.session.cwd_persists.
+WRONG_TOOL = """
+import json, sys
+for line in sys.stdin:
+    print(json.dumps({"content": "nothing to see", "is_error": False}), flush=True)
+"""
+
+#: A tool that tells which interpreter runs it (sys.prefix is the venv's when run through one).
+PREFIX_TOOL = """
+import json, sys
+for line in sys.stdin:
+    print(json.dumps({"content": sys.prefix, "is_error": False}), flush=True)
+"""
+
+
+def _args(argv: list[str]) -> Any:
+    return build_parser().parse_args(["run", *argv])
+
+
+@pytest.fixture
+def open_subject(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    sessions = []
+
+    def start(subject: Any, timeout: float = 5.0) -> Any:
+        workdir = Path(tempfile.mkdtemp(dir=tmp_path)).resolve()
+        s = subject.open(workdir, timeout=timeout)
+        sessions.append(s)
+        return s
+
+    yield start
+    for s in sessions:
+        s.close()
+
+
+# --- 1. a venv's interpreter is kept -----------------------------------------------------------
+
+
+def test_a_venv_interpreter_is_not_resolved_to_the_base_one(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             open_subject: Any) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n"
+                                     "include-system-site-packages = false\n")
+    python = venv / "bin" / "python"
+    python.symlink_to(os.path.realpath(sys.executable))
+    (tmp_path / "tool.py").write_text(PREFIX_TOOL)
+    monkeypatch.chdir(tmp_path)
+    subject = command_subject(f"{python} tool.py", family="bash")
+    # The interpreter word is left as given; the script is made absolute (the case runs elsewhere).
+    assert shlex.split(subject.spec) == [str(python), str(tmp_path / "tool.py")]
+    assert subject.name == "cmd:tool.py"
+    s = open_subject(subject)
+    assert s.call({"command": "true"}).text == str(venv)  # the venv's interpreter ran it
+
+
+def test_relative_words_are_made_absolute_without_resolving_symlinks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "tool.js").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path)
+    spec = command_subject("node link/tool.js --x", family="bash").spec
+    assert spec == f"node {tmp_path}/link/tool.js --x"
+
+
+# --- 2. labels and --name ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, label", [
+    ("/x/venv/bin/python tool.py", "cmd:tool.py"),
+    ("python3 -m mypkg.bash_tool --fast", "cmd:mypkg.bash_tool"),
+    ("node tests/subjects/bash_tool.mjs", "cmd:bash_tool.mjs"),
+    ("uv run --with anthropic tools/editor.py", "cmd:editor.py"),
+    ("FOO=1 python3 t.py", "cmd:t.py"),
+    ("my-bash --fast data.json", "cmd:my-bash"),
+    ("python3 -c 'print(1)'", "cmd:python3"),
+    ("npx @acme/bash-tool", "cmd:bash-tool"),
+])
+def test_a_command_subject_gets_a_readable_default_label(command: str, label: str) -> None:
+    assert command_label(shlex.split(command)) == label
+
+
+def test_name_labels_the_subject_given_just_before_it() -> None:
+    subjects = build_subjects(_args([
+        "--bash-cmd", "python3 -c 'x'", "--name", "mine", "--bash-cmd", "python3 -c 'y'",
+        "--editor", "reference-editor-20250728", "--name", "ref-ed",
+        "--bash", "reference-bash"]))
+    assert [s.name for s in subjects] == ["reference-bash", "mine", "cmd:python3", "ref-ed"]
+
+
+def test_colliding_default_labels_stay_unique() -> None:
+    subjects = build_subjects(_args(["--bash-cmd", "python3 a/tool.py", "--bash-cmd",
+                                     "python3 b/tool.py"]))
+    assert [s.name for s in subjects] == ["cmd:tool.py", "cmd:tool.py#2"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--name", "x", "--bash", "reference-bash"], "after the subject"),
+    (["--bash", "reference-bash", "--name", "a", "--name", "b"], "already named"),
+    (["--bash", "reference-bash", "--name", " "], "printable"),
+])
+def test_name_misuse_is_a_usage_error(argv: list[str], words: str) -> None:
+    with pytest.raises(UsageError, match=words):
+        build_subjects(_args(argv))
+
+
+# --- 3. a mistyped command fails up front --------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, words", [
+    ("nosuchcmd-tooluse", ["nosuchcmd-tooluse", "127", "not found"]),
+    ("python3 nosuch_tool.py", ["nosuch_tool.py", "does not exist"]),
+    ("sh -c 'python3 /nonexistent/tool.py'", ["status 2", "No such file"]),
+])
+def test_a_command_that_cannot_start_is_a_usage_error_before_any_case(
+        command: str, words: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", "--bash-cmd", command, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert not (out / "results.json").exists()  # no check ran
+
+
+def test_a_valid_command_passes_the_preflight_at_small_cost() -> None:
+    subjects = [command_subject(f"{shlex.quote(sys.executable)} -c {shlex.quote(WRONG_TOOL)}",
+                                family="bash"),
+                command_subject("cat", family="editor"),
+                command_subject("sh -c 'exit 3'", family="bash")]  # exits, but says nothing
+    started = time.monotonic()
+    preflight(subjects, window=0.5)
+    assert time.monotonic() - started < 30  # subjects are watched together, not one by one
+
+
+# --- 4 and 5. reproducers without dead paths; a rerun command that round-trips -------------------
+
+
+@pytest.fixture
+def failing_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wrong_tool.py").write_text(WRONG_TOOL)
+    out = tmp_path / "out"
+    argv = ["run", "--bash-cmd", f"{shlex.quote(sys.executable)} wrong_tool.py", "--name",
+            "wrong tool", "--bash", "reference-bash", "--check", "bash.session.cwd_persists",
+            "bash.session.files_persist", "--timeout", "3", "--out", str(out)]
+    code = main(argv)
+    printed = capsys.readouterr().out
+    return {"code": code, "out": out, "printed": printed, "tmp": tmp_path}
+
+
+def test_every_report_prints_the_rerun_command(failing_run: dict[str, object]) -> None:
+    assert failing_run["code"] == 1
+    printed = str(failing_run["printed"])
+    reruns = [line.split("rerun: ", 1)[1] for line in printed.splitlines() if "rerun: " in line]
+    assert reruns, printed
+    cwd = next(r for r in reruns if r.endswith("--check bash.session.cwd_persists"))
+    assert "reference-bash" not in cwd and "--out" not in cwd and "--timeout 3" in cwd
+    assert "--name 'wrong tool'" in cwd
+    out = Path(str(failing_run["out"]))
+    for name in ("report.md", "report.html", "junit.xml"):
+        text = (out / name).read_text()
+        assert "tooluse run --bash-cmd" in text and "--check bash.session.cwd_persists" in text, name
+
+
+def test_the_rerun_command_selects_exactly_that_check(failing_run: dict[str, object],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    printed = str(failing_run["printed"])
+    line = next(ln.split("rerun: ", 1)[1] for ln in printed.splitlines()
+                if ln.strip().startswith("rerun:") and "cwd_persists" in ln)
+    words = shlex.split(line)
+    assert words[:2] == ["tooluse", "run"]
+    os.chdir("/")  # paths in it are absolute: it works from anywhere
+    assert main([*words[1:], "--json"]) == 1
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert [(r["subject"], r["check_id"], r["outcome"]) for r in rows] == [
+        ("wrong tool", "bash.session.cwd_persists", "fail")]
+
+
+def test_reproducers_and_messages_name_no_deleted_directory(
+        failing_run: dict[str, object]) -> None:
+    doc = json.loads((Path(str(failing_run["out"])) / "results.json").read_text())
+    text = json.dumps(doc["results"])
+    assert "tooluse-run-" not in text and "$TOOLUSE_WORKDIR" in text, text[:2000]
