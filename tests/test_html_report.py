@@ -132,3 +132,12 @@ def test_browser_filters_by_family_and_opens_a_failure(page: Path, tmp_path: Pat
     opened: list[dict[str, Any]] = [a for t, a in _tags(dom) if t == "details" and "open" in a]
     assert [a["id"] for a in opened] == ["f0"]
     assert 'data-filter="family=bash&amp;severity=&amp;outcome="' in dom
+
+
+def test_observed_conventions_rerun_commands_and_subject_specs_are_shown(page: Path) -> None:
+    html = page.read_text()
+    assert '<table id="observed">' in html
+    assert "view: a file ending in \\n shows no empty last line" in html
+    assert '<pre class="rerun">tooluse run --editor tests.broken:editor --name broken-editor ' \
+           "--check editor.demo.view_line_numbers</pre>" in html
+    assert "<code>tests.broken:editor</code>" in html  # what each label runs

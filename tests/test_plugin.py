@@ -60,3 +60,32 @@ def test_bad_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
                                           "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*tooluse: subject 'tooluse_absent_mod:factory'*no module named*"])
+
+
+WRONG_TOOL = ("import json, sys\nfor line in sys.stdin:\n"
+              "    print(json.dumps({'content': 'nothing', 'is_error': False}), flush=True)\n")
+
+
+def test_name_labels_items_and_the_failure_says_how_to_rerun(pytester: pytest.Pytester,
+                                                             tmp_path: Path) -> None:
+    import sys
+
+    tool = tmp_path / "wrong_tool.py"
+    tool.write_text(WRONG_TOOL)
+    result = pytester.runpytest_inprocess(
+        "--tooluse-bash-cmd", f"{sys.executable} {tool}", "--tooluse-name", "my-bash",
+        "--tooluse-bash", "reference-bash", "--tooluse-check", "bash.session.cwd_persists",
+        "-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*bash.session.cwd_persists?my-bash?*FAILED*",
+        f"*rerun: tooluse run --bash-cmd '{sys.executable} {tool}' --name my-bash "
+        "--check bash.session.cwd_persists*",
+    ])
+
+
+def test_a_mistyped_command_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess("--tooluse-bash-cmd", "nosuchcmd-tooluse",
+                                          "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tooluse: subject cmd:nosuchcmd-tooluse*127*not found*"])
