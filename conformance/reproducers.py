@@ -70,9 +70,10 @@ def relativize_value(value: Any, workdir: Path) -> Any:
     pats = _patterns(Path(workdir))
 
     def fn(text: str) -> str:
+        if "/" not in text:
+            return text
         for pat, repl in pats:
-            if "/" in text:
-                text = pat.sub(lambda _m, r=repl: r, text)
+            text = pat.sub(repl, text)  # placeholders hold no backslash: used literally
         return text
 
     return _map_strings(value, fn)
