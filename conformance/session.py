@@ -11,10 +11,16 @@ an out-of-process command) and hands it to each check function::
 
 Every input sent through :meth:`ToolSession.call` is recorded in :attr:`ToolSession.history`, which
 becomes the failure's reproducer.
+
+A check that needs a clean subject more than once (the model-based and property checks: one per
+generated example) asks :func:`spawn` for another instance of the same subject in a directory of
+its own. The runner makes that possible by :func:`allow_spawn` on every session it opens; a session
+without it (an in-process test harness) gets ``None`` and the check reuses its one session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -68,3 +74,44 @@ class Reproducer:
     tool_type: str
     inputs: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+
+
+#: Opens another instance of a session's subject with ``workdir`` as its working directory.
+Spawner = Callable[[Path], "ToolSession"]
+
+
+def allow_spawn(session: Any, opener: Callable[[Path], Any],
+                startup_timeout: float | None = None) -> None:
+    """Let checks start more instances of ``session``'s subject (see :func:`spawn`). The runner
+    calls this with ``lambda workdir: subject.open(workdir, ...)`` and the case's options; a
+    session the opener returns with ``wait_ready`` is made ready (``startup_timeout``) first."""
+    def spawner(workdir: Path) -> Any:
+        new = opener(workdir)
+        ready = getattr(new, "wait_ready", None)
+        if callable(ready) and startup_timeout is not None:
+            try:
+                ready(startup_timeout)
+            except BaseException:
+                new.close()
+                raise
+        return new
+
+    try:
+        session.spawn_subject = spawner
+    except AttributeError:  # a session with __slots__: checks reuse it
+        pass
+
+
+def spawn(session: ToolSession, workdir: Path) -> ToolSession | None:
+    """A fresh instance of the session's subject working in ``workdir`` (an existing, empty
+    directory), or ``None`` when the session cannot start another one. The caller closes it.
+    Raises what the subject's ``open`` raises (``SubjectStartError`` when it does not start)."""
+    opener: Spawner | None = getattr(session, "spawn_subject", None)
+    return None if opener is None else opener(workdir)
+
+
+def faults_of(session: Any) -> list[str]:
+    """The harness-side faults the session recorded so far (hang, exit, bad answer); ``[]`` for
+    sessions that do not record any."""
+    faults = getattr(session, "faults", None)
+    return faults if isinstance(faults, list) else []

@@ -1,14 +1,29 @@
 """Model-based stateful testing of an editor subject (hypothesis ``RuleBasedStateMachine``).
 
-:func:`editor_machine` builds a state machine that drives one :class:`ToolSession` with generated
-commands (create, view, view_range, str_replace, insert, undo_edit where the version has it, and
-files planted behind the editor's back) and compares the subject, command by command, to
-:class:`~conformance.model.editor_model.EditorModel`. Each hypothesis example works in a fresh
-sub-directory of the session's working directory, so examples do not see each other's files.
+:func:`editor_machine` builds a state machine that drives an editor with generated commands
+(create, view, view_range, str_replace, insert, undo_edit where the version has it, and files
+planted behind the editor's back) and compares the subject, command by command, to
+:class:`~conformance.model.editor_model.EditorModel`, which accepts every documented-compatible
+convention (and notes which one the subject followed).
 
-:func:`run_editor_model` runs the machine and returns ``None`` or a :class:`ModelDisagreement`
-carrying the shrunk reproducer: the replayable list of tool inputs (planted files appear as
-``create`` inputs when their bytes are UTF-8, otherwise in the message).
+:func:`explore_editor_model` runs it under the guarantees of
+:mod:`conformance.exploration` (see :mod:`conformance.checks.properties`):
+
+- every example starts from a **fresh subject in a fresh directory**
+  (:func:`conformance.session.spawn`; a session that cannot spawn is reused, one sub-directory
+  per example, and a fault of that one subject ends the run);
+- a subject that hangs, exits or breaks the protocol fails *that* example (its own finding);
+- a :class:`~conformance.checks.properties.Budget` (wall time and calls, from the subject's
+  timeout) ends generation cleanly, with what is known;
+- every **distinct disagreement** (a :attr:`ModelDisagreement.key`: the command and what went
+  wrong) is kept with its smallest example, then minimized by deleting steps on fresh subjects;
+- examples are at most ``steps`` rules long (an edit is followed by a view), so a reproducer
+  stays within a few dozen inputs even when the budget stops shrinking early;
+- nothing reaches the terminal.
+
+Reproducers are the replayable tool inputs (planted files appear as ``create`` inputs when their
+bytes are UTF-8, otherwise in :attr:`ModelDisagreement.notes`), with paths in the check's own
+working directory.
 """
 
 from __future__ import annotations
@@ -16,11 +31,14 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import Phase
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -31,20 +49,44 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.model.editor_model import EditorModel, lines_of
-from conformance.session import ToolResult, ToolSession
+from conformance.exploration import (
+    EXPLORE_SHARE,
+    Budget,
+    Findings,
+    StopExploring,
+    explore,
+    hypothesis_turn,
+    quiet_settings,
+)
+from conformance.model.editor_model import EditorModel, Outcome, lines_of
+from conformance.session import ToolResult, ToolSession, faults_of, spawn
 from conformance.strategies import edit_texts, file_contents, file_names, view_ranges
 from simulator import registry
 
+#: Rules per example (an edit rule sends the edit and a view): reproducers stay short.
+DEFAULT_STEPS = 12
+#: Example subjects still closing (in the background) before the next example waits.
+MAX_CLOSING = 3
+#: A view result longer than this is only searched in its first part.
+MAX_VIEW_SCAN = 1_000_000
+
 
 class ModelDisagreement(AssertionError):
-    """The subject answered a command differently from every documented-compatible outcome."""
+    """The subject answered a command differently from every documented-compatible outcome.
+
+    ``key`` names the kind of disagreement (command and what went wrong); disagreements with
+    different keys are distinct bugs. Each key has a subclass of its own (:func:`disagreement`),
+    so that hypothesis shrinks each one separately."""
+
+    key: str = "disagreement"
 
     def __init__(self, message: str, received: str, documented: str,
-                 steps: list[Step] | None = None) -> None:
+                 steps: list[Step] | None = None, base: Path | None = None) -> None:
         super().__init__(f"{message}\nReceived: {received}\nDocumented: {documented}")
         self.message, self.received, self.documented = message, received, documented
         self.steps: list[Step] = list(steps or [])
+        #: The directory the steps' paths are in (the example's).
+        self.base = base
 
     @property
     def reproducer(self) -> list[dict[str, Any]]:
@@ -70,6 +112,28 @@ class ModelDisagreement(AssertionError):
                 n += 1
         return notes
 
+    def moved(self, onto: Path) -> ModelDisagreement:
+        """The same disagreement with its paths in ``onto`` instead of :attr:`base`."""
+        if self.base is None:
+            return self
+        out = type(self)(self.message, self.received, self.documented,
+                         [_move(x, self.base, onto) for x in self.steps], onto)
+        out.__traceback__ = self.__traceback__
+        return out
+
+
+_KINDS: dict[str, type[ModelDisagreement]] = {}
+
+
+def disagreement(key: str, message: str, received: str, documented: str,
+                 steps: list[Step], base: Path | None = None) -> ModelDisagreement:
+    """A :class:`ModelDisagreement` of the subclass for ``key``."""
+    cls = _KINDS.get(key)
+    if cls is None:
+        cls = _KINDS.setdefault(key, type("ModelDisagreement", (ModelDisagreement,),
+                                          {"key": key}))
+    return cls(message, received, documented, list(steps), base)
+
 
 @dataclass(frozen=True)
 class Plant:
@@ -89,15 +153,21 @@ class Plant:
 Step = Plant | dict[str, Any]
 
 
-@dataclass
-class _Trace:
-    """The steps of the running example (the failing one's travel in its exception)."""
+def _move(step: Step, base: Path, onto: Path) -> Step:
+    def moved(path: str) -> str:
+        try:
+            rel = os.path.relpath(path, base)
+        except ValueError:
+            return path
+        return path if rel.startswith("..") else str(onto / rel)
 
-    steps: list[Step] = field(default_factory=list)
+    if isinstance(step, Plant):
+        return Plant(moved(step.path), step.data)
+    return {**step, "path": moved(str(step["path"]))}
 
 
 def _refused(r: ToolResult) -> bool:
-    return r.is_error or r.timed_out or r.text.lstrip().lower().startswith("error")
+    return r.is_error or r.text.lstrip().lower().startswith("error")
 
 
 def _read(path: str) -> bytes | None:
@@ -107,30 +177,161 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps: list[Step]
-           ) -> bool:
+#: What the run saw the subject do where the docs leave a choice: topic -> variants.
+Conventions = dict[str, set[str]]
+
+
+def _judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps: list[Step],
+           *, base: Path | None = None, seen: Conventions | None = None) -> bool:
     """Send one input and compare with the model (which follows); True when it succeeded."""
+    command = str(tool_input["command"])
     e = model.expect(tool_input)
     steps.append(tool_input)
+    before = len(faults_of(s))
     r = s.call(tool_input)
+    faults = faults_of(s)[before:]
+    if r.timed_out or faults:
+        what = "hung" if r.timed_out else "faulted"
+        raise disagreement(f"{command}: the subject {what}",
+                           f"the subject {what} answering {command}: {'; '.join(faults)}",
+                           "; ".join(faults) or "no answer in time", "an answer",
+                           steps, base)
+    refused = _refused(r)
     after = _read(e.path)
-    outcome = e.matching(_refused(r), after)
-    if outcome is None:
+    fits = e.all_matching(refused, after)
+    if not fits:
         allowed = [("error" if o.error else "success", o.after) for o in e.outcomes]
-        raise ModelDisagreement(
-            f"{tool_input['command']} disagrees with the documented semantics",
-            f"{'error' if _refused(r) else 'success'} {r.text[:200]!r}; file now {after!r:.300}",
-            f"one of {allowed!r:.600}", steps)
+        statuses = {o.error for o in e.outcomes}
+        if refused not in statuses:
+            kind = "refused a valid command" if refused else "accepted an invalid command"
+        else:
+            kind = "left the wrong file content"
+        raise disagreement(
+            f"{command}: {kind}", f"{command} disagrees with the documented semantics ({kind})",
+            f"{'error' if refused else 'success'} {r.text[:200]!r}; file now {after!r:.300}",
+            f"one of {allowed!r:.600}", steps, base)
+    outcome = min(fits, key=lambda o: o.after != after)  # an exact match first
     limit = getattr(s, "max_characters", None)
-    if outcome.shows and not _refused(r) and not (limit and len(r.text) >= limit):
-        _expect_shown(r.text, outcome.shows, steps)
+    if outcome.shows and not refused and not (limit and len(r.text) >= limit):
+        _expect_shown(r.text, outcome.shows, steps, base)
+    if seen is not None:
+        _note(seen, fits)
     model.commit(e.path, outcome)
-    return not _refused(r)
+    return not refused
 
 
-def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]:
-    counter = itertools.count()
-    tool = registry.TOOLS[s.tool_type]
+def _note(seen: Conventions, fits: list[Outcome]) -> None:
+    notes = {o.note for o in fits}
+    if len(notes) == 1 and (note := notes.pop()) is not None:
+        seen.setdefault(note[0], set()).add(note[1])
+
+
+def _prefixed(body: str) -> re.Pattern[str]:
+    """An output line showing ``body``: as is or after a line-number prefix (``  12\\t``,
+    ``12: ``, ``L12 | ``, ``12→``), tabs kept or expanded, trailing blanks free."""
+    bodies = {re.escape(body.rstrip()), re.escape(body.expandtabs().rstrip())}
+    return re.compile(r"(?:\s*L?\d+(?:[\t :|\u2192\-]{1,4}))?(?:" + "|".join(bodies) + r")\s*")
+
+
+def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
+                  base: Path | None = None) -> None:
+    """Each line must be a whole output line (after an optional number prefix), in order."""
+    out = [x.rstrip("\r") for x in text[:MAX_VIEW_SCAN].split("\n")]
+    at = 0
+    for line in shows:
+        body = line.rstrip("\r")
+        if not body.strip() or "\ufffd" in body or "\r" in body:
+            continue
+        pattern = _prefixed(body)
+        found = next((i for i in range(at, len(out)) if pattern.fullmatch(out[i])), None)
+        if found is None:
+            raise disagreement(
+                "view: did not show the file's lines", f"view did not show the line {body!r} "
+                f"(in order)", repr(text[:300]), f"the lines {list(shows)!r:.300}", steps, base)
+        at = found + 1
+
+
+@dataclass
+class Exploration:
+    """One run of the model check: the check's session, the budget, what was found and seen."""
+
+    parent: ToolSession
+    budget: Budget
+    findings: Findings[ModelDisagreement] = field(default_factory=Findings)
+    conventions: Conventions = field(default_factory=dict)
+    #: Set when the parent session had to be reused for every example (it cannot spawn).
+    shared: bool = False
+    dirs: Callable[[], int] = field(default_factory=lambda: itertools.count().__next__)
+    closer: ThreadPoolExecutor | None = None
+    closing: list[Future[tuple[list[str], list[str]]]] = field(default_factory=list)
+    closed: int = 0
+
+    def open(self, label: str = "example") -> tuple[ToolSession, Path]:
+        """A live subject and an empty directory (:class:`StopExploring` when none can start:
+        that is a finding too)."""
+        where = Path(self.parent.workdir) / f"{label}-{self.dirs()}"
+        where.mkdir(parents=True, exist_ok=True)
+        try:
+            s = spawn(self.parent, where)
+        except Exception as e:  # SubjectStartError and kin: the subject's failure, not ours
+            self.findings.add("start", disagreement(
+                "start: the subject did not start", "a fresh subject for an example did not "
+                "start", f"{type(e).__name__}: {e}", "a subject that starts", [], where), 0)
+            raise StopExploring("start") from None
+        if s is None:
+            self.shared = True
+            return self.parent, where
+        return s, where
+
+    def close(self, s: ToolSession, where: Path) -> None:
+        """Stop an example's subject, in the background (closing sweeps the process table: as
+        long as an example's calls); :meth:`finish` waits for every close."""
+        if s is self.parent:
+            return
+        if self.closer is None:
+            self.closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-close")
+        self.closing.append(self.closer.submit(self._close, s, where))
+        if len(self.closing) - self.closed > MAX_CLOSING:  # never many subjects alive at once
+            self.closing[self.closed].exception()
+            self.closed += 1
+
+    def _close(self, s: ToolSession, where: Path) -> tuple[list[str], list[str]]:
+        before = len(faults_of(s))
+        try:
+            s.close()
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+        return faults_of(s)[before:], list(getattr(s, "notes", None) or [])
+
+    def finish(self) -> None:
+        """Wait for the closes; what the subjects did at close (a fault, a note) goes to the
+        check's session, as if it had happened there."""
+        for f in self.closing:
+            faults, notes = f.result()
+            for name, items in (("faults", faults), ("notes", notes)):
+                into = getattr(self.parent, name, None)
+                if isinstance(into, list):
+                    into.extend(x for x in items if x not in into)
+        self.closing.clear()
+        self.closed = 0
+        if self.closer is not None:
+            self.closer.shutdown(wait=True)
+            self.closer = None
+
+    def record(self, e: ModelDisagreement) -> None:
+        self.findings.add(e.key, e, len(e.steps))
+
+    def observed(self) -> str:
+        """The conventions seen, then how much was covered."""
+        parts = [f"{topic}: {' and '.join(sorted(v))}"
+                 for topic, v in sorted(self.conventions.items())]
+        return "; ".join([*parts, self.budget.note()])
+
+
+def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
+                   ) -> type[RuleBasedStateMachine]:
+    tool_type = x.parent.tool_type
+    tool = registry.TOOLS[tool_type]
     has_undo = "undo_edit" in tool.command_names
     insert_fields = tool.insert_text_fields or ("new_str",)
 
@@ -139,15 +340,29 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
 
         def __init__(self) -> None:
             super().__init__()
-            self.dir = Path(s.workdir) / f"case-{next(counter)}"
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self.model = EditorModel(s.tool_type)
-            trace.steps = []
+            x.budget.charge(0)
+            x.budget.examples += 1
+            self.s, self.dir = x.open()
+            self.model = EditorModel(tool_type)
+            self.steps: list[Step] = []
+            if steps_out is not None:
+                steps_out.append(self.steps)
+
+        def teardown(self) -> None:
+            x.close(self.s, self.dir)
 
         # -- driving ----------------------------------------------------------------------
 
         def send(self, tool_input: dict[str, Any]) -> None:
-            ok = _judge(s, self.model, tool_input, trace.steps)
+            x.budget.charge()
+            try:
+                ok = _judge(self.s, self.model, tool_input, self.steps, base=self.dir,
+                            seen=x.conventions)
+            except ModelDisagreement as e:
+                x.record(e)
+                if x.shared and e.key.endswith(("hung", "faulted")):
+                    raise StopExploring("subject faulted") from None  # no other subject
+                raise
             path = str(tool_input["path"])
             if tool_input["command"] != "view" and ok and path in self.model.files:
                 # Every successful edit is followed by a view: what the editor shows must agree.
@@ -175,7 +390,7 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
             path = self.fresh(name)
             Path(path).write_bytes(data)
             self.model.plant(path, data)
-            trace.steps.append(Plant(path, data))
+            self.steps.append(Plant(path, data))
             return path
 
         @rule(target=paths, name=file_names(), text=edit_texts())
@@ -207,8 +422,10 @@ def editor_machine(s: ToolSession, trace: _Trace) -> type[RuleBasedStateMachine]
         def insert(self, path: str, data: st.DataObject, text: str) -> None:
             n = len(lines_of(self.model.files.get(path, b"")))
             line = data.draw(st.integers(-1, n + 1))
-            field_name = data.draw(st.sampled_from(insert_fields))
-            self.send({"command": "insert", "path": path, "insert_line": line, field_name: text})
+            # The text in every field the version's docs name (insert_text and new_str on
+            # 20250728): which one an editor reads is not this check's business.
+            self.send({"command": "insert", "path": path, "insert_line": line,
+                       **{f: text for f in insert_fields}})
 
         @precondition(lambda self: has_undo)
         @rule(path=paths)
@@ -230,88 +447,101 @@ def _substrings(draw: st.DrawFn, text: str) -> str:
     return draw(st.text(st.sampled_from(list("abxyz \t\n")), min_size=1, max_size=6))
 
 
-def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step]) -> None:
-    """Each line must be a whole output line (after an optional number prefix), in order."""
-    out = [x.rstrip("\r") for x in text.split("\n")]
-    at = 0
-    for line in shows:
-        body = line.rstrip("\r")
-        if not body.strip() or "\ufffd" in body:
-            continue
-        found = next((i for i in range(at, len(out)) if out[i] == body or
-                      re.fullmatch(r"\s*\d+(?::\s?|\t|\s+\|?\s?)" + re.escape(body), out[i])),
-                     None)
-        if found is None:
-            raise ModelDisagreement(
-                f"view did not show the line {body!r} (in order)", repr(text[:300]),
-                f"the lines {list(shows)!r:.300}", steps)
-        at = found + 1
-
-
 def replay(s: ToolSession, steps: list[Step], into: Path) -> ModelDisagreement | None:
-    """Run recorded steps again in a fresh directory ``into``; the disagreement, or None."""
+    """Run recorded steps again with ``s`` in a fresh directory ``into``; the disagreement, or
+    None. (The steps' paths are moved from their common directory into ``into``.)"""
     into.mkdir(parents=True, exist_ok=True)
     prefix = _common_dir(steps)
     model = EditorModel(s.tool_type)
     done: list[Step] = []
-
-    def moved(path: str) -> str:
-        return str(into / os.path.relpath(path, prefix)) if prefix else path
-
     try:
         for step in steps:
+            step = _move(step, Path(prefix), into) if prefix else step
             if isinstance(step, Plant):
-                plant = Plant(moved(step.path), step.data)
-                Path(plant.path).parent.mkdir(parents=True, exist_ok=True)
-                Path(plant.path).write_bytes(plant.data)
-                model.plant(plant.path, plant.data)
-                done.append(plant)
+                Path(step.path).parent.mkdir(parents=True, exist_ok=True)
+                Path(step.path).write_bytes(step.data)
+                model.plant(step.path, step.data)
+                done.append(step)
             else:
-                _judge(s, model, {**step, "path": moved(str(step["path"]))}, done)
+                _judge(s, model, step, done, base=into)
     except ModelDisagreement as e:
         return e
     return None
 
 
 def _common_dir(steps: list[Step]) -> str:
-    paths = [st.path if isinstance(st, Plant) else str(st["path"]) for st in steps]
+    paths = [x.path if isinstance(x, Plant) else str(x["path"]) for x in steps]
     return os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
 
 
-def minimize(s: ToolSession, found: ModelDisagreement, *, budget: int = 60
-             ) -> ModelDisagreement:
-    """Drop steps one at a time (last first) while the disagreement persists, in fresh
-    directories; hypothesis' own shrinking does not always delete redundant steps."""
+def minimize(x: Exploration, found: ModelDisagreement, *, tries: int = 60) -> ModelDisagreement:
+    """Drop steps one at a time (last first) while the same disagreement persists, each try on a
+    fresh subject in a fresh directory (hypothesis' shrinking does not delete the view an edit
+    rule sends, nor always a redundant step); stops when the budget is spent."""
     best = found
-    tries = itertools.count()
     i = len(best.steps) - 2
-    while i >= 0 and next(tries) < budget:
+    for _ in range(tries):
+        if i < 0 or x.budget.spent():
+            break
         candidate = best.steps[:i] + best.steps[i + 1:]
-        again = replay(s, candidate, Path(s.workdir) / f"minimize-{next(_DIRS)}")
-        if again is not None:
+        try:
+            x.budget.charge(sum(1 for c in candidate if not isinstance(c, Plant)), share=1.0)
+            s, where = x.open("minimize")
+        except StopExploring:
+            break
+        try:
+            again = replay(s, candidate, where)
+        finally:
+            x.close(s, where)
+        if again is not None and again.key == best.key:
             best = again
         i = min(i - 1, len(best.steps) - 2)
     return best
 
 
-_DIRS = itertools.count()
+@dataclass
+class ModelReport:
+    """What a run of the model check found (:attr:`findings`, smallest first) and saw."""
+
+    findings: list[ModelDisagreement]
+    #: The conventions seen and how much was covered (the check's observed string).
+    observed: str
+    #: How hypothesis ended: passed, failed, stopped (the budget or a dead subject), flaky.
+    ended: str
+    budget: Budget
 
 
-def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = 12,
-                     seed: int | None = 0) -> ModelDisagreement | None:
-    """Run the machine against the session; the shrunk, minimized disagreement, or None."""
-    trace = _Trace()
-    machine = editor_machine(s, trace)
-    config = settings(max_examples=max_examples, stateful_step_count=steps, deadline=None,
-                      database=None, derandomize=seed is not None, print_blob=False,
-                      phases=(Phase.generate, Phase.shrink),
-                      suppress_health_check=list(HealthCheck))
+def explore_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,
+                         budget: Budget | None = None) -> ModelReport:
+    """Run the machine against fresh instances of the session's subject; see the module
+    docstring. Findings are minimized and their paths moved into ``s.workdir``."""
+    x = Exploration(s, budget or Budget.for_session(s))
+    machine = editor_machine(x)
+    config = quiet_settings(max_examples=max_examples, stateful_step_count=steps,
+                            phases=(Phase.generate, Phase.shrink))
+    found = []
     try:
-        from conformance.checks.properties import HYPOTHESIS_TURNS
+        with hypothesis_turn(x.budget):
+            ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
+                            (ModelDisagreement,))
+        for f in x.findings.ordered():
+            small = minimize(x, f.error) if f.error.steps else f.error
+            found.append(small.moved(Path(s.workdir)))
+    finally:
+        x.finish()
+    found.sort(key=lambda d: len(d.steps))
+    return ModelReport(found, x.observed(), ended, x.budget)
 
-        with HYPOTHESIS_TURNS:
-            run_state_machine_as_test(machine, settings=config)
-    except ModelDisagreement as e:
-        # Hypothesis re-raises the error of its final replay of the shrunk example.
-        return minimize(s, e)
-    return None
+
+def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,
+                     seed: int | None = 0, budget: Budget | None = None
+                     ) -> ModelDisagreement | None:
+    """The smallest disagreement :func:`explore_editor_model` finds, or None. (``seed`` is kept
+    for callers; runs are always derandomized.)"""
+    report = explore_editor_model(s, max_examples=max_examples, steps=steps, budget=budget)
+    return report.findings[0] if report.findings else None
+
+
+__all__ = ["EXPLORE_SHARE", "Exploration", "ModelDisagreement", "ModelReport", "Plant",
+           "disagreement", "editor_machine", "explore_editor_model", "minimize", "replay",
+           "run_editor_model"]

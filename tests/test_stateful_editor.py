@@ -1,23 +1,131 @@
-"""The model-based editor check: the references agree with the model; broken editors are caught
-with a shrunk, replayable reproducer."""
+"""The model-based editor check: the references and unusual conformant editors agree with the
+model; broken editors are caught with short, replayable reproducers; the run is bounded, quiet and
+never ends in a harness error (several bugs, slow or crashing subjects, odd text)."""
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from broken.editor_harness import make_session
+from broken.editor_harness import InProcessSession, make_session
 from broken.editor_kit import by_name
 
+from conformance.catalog import CATALOG
+from conformance.exploration import Budget
 from conformance.reference.editor import EDITOR_FACTORIES, TextEditor
-from conformance.stateful import run_editor_model
+from conformance.results import Outcome
+from conformance.runner import run_case
+from conformance.session import allow_spawn
+from conformance.stateful import ModelReport, explore_editor_model, run_editor_model
+from conformance.subjects import factory_subject
 
+HERE = Path(__file__).resolve().parent
+MODEL_CHECK = "editor.model.agrees_with_reference_model"
+EDITORS = HERE / "model_editors.py"
+
+
+def _load(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"model_{path.stem}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def _factory(cls: type[TextEditor], tool_type: str) -> Callable[..., TextEditor]:
+    def make(workdir: Path, timeout: float | None = None) -> TextEditor:
+        return cls(workdir, tool_type=tool_type)
+    return make
+
+
+def _session(cls: type[TextEditor], tool_type: str, workdir: Path, *,
+             spawning: bool = True) -> InProcessSession:
+    """An in-process session; with ``spawning``, one that can start fresh editors (as the
+    runner's sessions can)."""
+    factory = _factory(cls, tool_type)
+    s = make_session(factory, tool_type, workdir)
+    if spawning:
+        allow_spawn(s, lambda wd: make_session(factory, tool_type, wd))
+    return s
+
+
+def _explore(cls: type[TextEditor], tool_type: str, workdir: Path, **kw: Any) -> ModelReport:
+    s = _session(cls, tool_type, workdir)
+    try:
+        return explore_editor_model(s, **kw)
+    finally:
+        s.close()
+
+
+def _run(spec: str, tool_type: str, tmp_path: Path, *, timeout: float = 3.0) -> Any:
+    subject = factory_subject(spec, family="editor", tool_type=tool_type)
+    return run_case(subject, CATALOG[MODEL_CHECK], timeout=timeout, tmp_root=tmp_path)
+
+
+# -- conformant editors pass ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("tool_type", sorted(EDITOR_FACTORIES))
 def test_reference_editor_agrees_with_model(tool_type: str, tmp_path: Path) -> None:
     s = make_session(EDITOR_FACTORIES[tool_type], tool_type, tmp_path)
     assert run_editor_model(s, max_examples=25) is None
 
+
+def test_reference_editor_passes_through_the_runner(tmp_path: Path) -> None:
+    r = _run("conformance.reference.editor:text_editor_20250728", "text_editor_20250728",
+             tmp_path)
+    assert r.outcome is Outcome.PASS, r.message
+    assert "calls in" in r.observed and "examples" in r.observed
+    assert "insert of a new_str ending in \\n: inserted as written" in r.observed
+
+
+CONFORMANT = [
+    ("editor_split_lines.py", "SplitLinesInsert", "split on \\n"),
+    ("editor_phantom_line.py", "PhantomLastLine", None),
+    ("editor_own_error_texts.py", "OwnErrorTexts", None),
+]
+
+
+@pytest.mark.parametrize("tool_type", ["text_editor_20250124", "text_editor_20250728"])
+@pytest.mark.parametrize("module,name,convention", CONFORMANT)
+def test_unusual_conformant_editors_pass(module: str, name: str, convention: str | None,
+                                         tool_type: str, tmp_path: Path) -> None:
+    cls = _load(HERE / "conformant" / module, name)
+    report = _explore(cls, tool_type, tmp_path, max_examples=60)
+    assert report.findings == [], report.findings[0]
+    if convention:
+        assert convention in report.observed
+
+
+def test_phantom_last_line_is_reported(tmp_path: Path) -> None:
+    cls = _load(HERE / "conformant" / "editor_phantom_line.py", "PhantomLastLine")
+    report = _explore(cls, "text_editor_20250429", tmp_path, max_examples=80)
+    assert report.findings == []
+    assert "accepted (a phantom empty last line)" in report.observed
+
+
+@pytest.mark.parametrize("name", ["InsertTextOnly", "NewStrOnly"])
+def test_insert_field_of_20250728_is_free(name: str, tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, name), "text_editor_20250728", tmp_path)
+    assert report.findings == [], report.findings[0]
+
+
+def test_undo_of_create_may_keep_the_created_file(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "UndoKeepsCreated"), "text_editor_20250124", tmp_path,
+                      max_examples=60)
+    assert report.findings == [], report.findings[0]
+    assert "undo_edit of a create: leaves the file as created" in report.observed
+
+
+def test_odd_text_is_no_harness_error(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "OddText"), "text_editor_20250429", tmp_path,
+                      max_examples=10)
+    assert report.findings == [], report.findings[0]
+
+
+# -- broken editors are caught --------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["StaleViewCache", "InsertZeroAfterFirst"])
 def test_broken_editor_disagrees_with_a_replayable_reproducer(name: str, tmp_path: Path) -> None:
@@ -52,19 +160,89 @@ def test_minimized_reproducer_is_short_and_replays(tmp_path: Path) -> None:
     from conformance.stateful import replay
 
     cls = by_name("StaleViewCache").cls
-    s = make_session(lambda w, timeout=None: cls(w, tool_type="text_editor_20250429"),
-                     "text_editor_20250429", tmp_path)
+    s = _session(cls, "text_editor_20250429", tmp_path)
     found = run_editor_model(s, max_examples=40)
     assert found is not None
-    # create, view (cached), an edit, the view that shows the stale text.
+    # create, view (cached), an edit, the view that shows the stale text (and a setup step).
     assert [x["command"] for x in found.reproducer][-1] == "view"
-    assert len(found.reproducer) <= 4
-    fresh = make_session(lambda w, timeout=None: cls(w, tool_type="text_editor_20250429"),
-                         "text_editor_20250429", tmp_path)
-    assert replay(fresh, found.steps, tmp_path / "again") is not None
-    reference = make_session(lambda w, timeout=None: TextEditor(w, tool_type="text_editor_20250429"),
-                             "text_editor_20250429", tmp_path)
-    assert replay(reference, found.steps, tmp_path / "reference") is None
+    assert len(found.reproducer) <= 6
+    fresh = _session(cls, "text_editor_20250429", tmp_path / "fresh")
+    assert replay(fresh, found.steps, tmp_path / "fresh") is not None
+    reference = _session(TextEditor, "text_editor_20250429", tmp_path / "ref")
+    assert replay(reference, found.steps, tmp_path / "ref") is None
+
+
+def test_two_bugs_are_two_findings_each_with_a_short_reproducer(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "TwoBugs"), "text_editor_20250429", tmp_path,
+                      max_examples=60)
+    keys = {f.key for f in report.findings}
+    assert any(k.startswith("view") for k in keys) and any(k.startswith("insert") for k in keys)
+    assert all(0 < len(f.reproducer) <= 30 for f in report.findings)
+    # Paths are in the check's directory, not in an example's (removed) one.
+    assert all(Path(x["path"]).parent == tmp_path for f in report.findings
+               for x in f.reproducer)
+
+
+def test_two_bugs_through_the_runner_fail_with_both_reproducers(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:TwoBugs.factory", "text_editor_20250429", tmp_path)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "distinct disagreements" in r.message and "Disagreement 2" in r.message
+    assert 0 < len(r.reproducer) <= 30
+    assert "$TOOLUSE_WORKDIR" in r.reproducer[0]["path"]
+
+
+def test_a_crash_fails_its_example_with_a_real_reproducer(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:CrashOnInsertAtStart.factory", "text_editor_20250429", tmp_path)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "faulted" in r.message
+    last = r.reproducer[-1]
+    assert last["command"] == "insert" and last["insert_line"] == 0
+    assert len(r.reproducer) <= 3  # a file to insert into, then the insert
+
+
+def test_a_hang_fails_its_example_and_the_run_ends(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:HangOnInsertAtStart.factory", "text_editor_20250429", tmp_path,
+             timeout=0.5)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "hung" in r.message
+    assert r.reproducer[-1]["command"] == "insert" and r.reproducer[-1]["insert_line"] == 0
+
+
+def test_an_unreliable_editor_is_a_failure_not_a_harness_error(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:Unreliable.factory", "text_editor_20250429", tmp_path)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "refused a valid command" in r.message
+
+
+# -- bounded and quiet ----------------------------------------------------------------------------
+
+def test_a_slow_editor_ends_within_its_budget(tmp_path: Path) -> None:
+    # timeout 0.5 s: a budget of max(10 s, 20 timeouts) = 10 s, ~30 calls of 0.3 s.
+    r = _run(f"{EDITORS}:Slow.factory", "text_editor_20250429", tmp_path, timeout=0.5)
+    assert r.outcome is Outcome.PASS, r.message
+    assert "before the budget ran out" in r.observed
+    assert r.duration < 120  # generous: the budget is 10 s
+
+
+def test_budget_stops_generation_and_keeps_what_was_found(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "TwoBugs"), "text_editor_20250429", tmp_path,
+                      max_examples=1000, budget=Budget(seconds=60, calls=150))
+    assert report.budget.ran_out and report.ended == "stopped"
+    assert report.findings and all(len(f.reproducer) <= 30 for f in report.findings)
+
+
+def test_without_spawning_the_one_session_is_reused(tmp_path: Path) -> None:
+    s = _session(TextEditor, "text_editor_20250429", tmp_path, spawning=False)
+    report = explore_editor_model(s, max_examples=10)
+    assert report.findings == []
+
+
+def test_nothing_reaches_the_terminal(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    report = _explore(_load(EDITORS, "TwoBugs"), "text_editor_20250429", tmp_path,
+                      max_examples=40)
+    assert report.findings
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
 
 
 def test_strategies_cover_the_byte_properties() -> None:

@@ -3,79 +3,172 @@
 ::
 
     @check("bash.output.roundtrip", ..., tags=["property"])
-    def _(s: ToolSession) -> None:
+    def _(s: ToolSession) -> str | None:
         def body(text: str) -> None:
             r = s.call({"command": ...})
             if r.text != text: raise CheckFailure("...", received=r.text, documented=text)
-        run_property(s, st.text(), body)
+        return run_property(s, st.text(), body)
 
 The body raises :class:`~conformance.catalog.CheckFailure` when the subject breaks the property.
-Hypothesis shrinks the failing example and replays it last; the inputs that replay sent through
-the session become the failure's ``reproducer`` (a replayable list of tool inputs). Checks that
-use hypothesis carry the tag ``"property"`` (the runner starts them early: they take longest).
-Properties take turns (one hypothesis run at a time; see
-:data:`HYPOTHESIS_TURNS`) while other cases run alongside.
+Hypothesis shrinks the failing example; the inputs the smallest failing example sent through the
+session become the failure's ``reproducer`` (a replayable list of tool inputs). Checks that use
+hypothesis carry the tag ``"property"`` (the runner starts them early: they take longest).
+Properties take turns (one hypothesis run at a time; see :data:`HYPOTHESIS_TURNS`) while other
+cases run alongside.
 
-The profile is bounded and deterministic (``derandomize``, no example database written to the
-user's directory): a CI gate must give the same answer twice.
+What a property run guarantees (the machinery is :mod:`conformance.exploration`, shared with the model-based editor check
+:mod:`conformance.stateful`):
+
+- **Bounded.** A :class:`Budget` of wall time and calls, derived from the subject's timeout
+  (:data:`BUDGET_TIMEOUTS` command timeouts, at least :data:`MIN_BUDGET_SECONDS`), counted from
+  the moment the property gets its turn. When it runs out, generation stops at once
+  (:class:`StopExploring`, which hypothesis lets through) and the run reports what it knows: the
+  failures found so far, or a pass with a note ("312 calls in 40 examples before the budget ran
+  out") that the check returns as its observed string.
+- **Every distinct failure, no harness error.** Failures are recorded as they happen
+  (:class:`Findings`, the smallest example per distinct failure), so neither hypothesis'
+  ``ExceptionGroup`` (several bugs) nor its ``Flaky*`` errors (a subject that answers differently
+  the second time, or a budget that ran out during a replay) end in a harness error: the failure
+  reported is one the subject really produced.
+- **A live subject.** A body that takes a second parameter gets a fresh subject per example
+  (:func:`conformance.session.spawn`); a body that uses the check's one session stops the run at
+  the first example during which the subject hung, exited or broke the protocol, and that
+  example is the reproducer (later examples would only talk to a dead subject).
+- **Quiet.** Nothing hypothesis reports reaches the terminal (``Verbosity.quiet``, no blob, and
+  a reporter that keeps its text).
+
+The profile is deterministic (``derandomize``, no example database written to the user's
+directory): a CI gate must give the same answer twice.
 """
 
 from __future__ import annotations
 
-import threading
+import inspect
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.catalog import CheckFailure
-from conformance.session import ToolSession
+from conformance.exploration import (
+    BUDGET_TIMEOUTS,
+    DEFAULT_MAX_EXAMPLES,
+    HYPOTHESIS_TURNS,
+    Budget,
+    Findings,
+    StopExploring,
+    explore,
+    hypothesis_turn,
+    max_examples,
+    origin,
+    quiet_settings,
+)
+from conformance.session import ToolSession, faults_of, spawn
+
+__all__ = ["BUDGET_TIMEOUTS", "DEFAULT_MAX_EXAMPLES", "HYPOTHESIS_TURNS", "Budget",
+           "run_property"]
 
 T = TypeVar("T")
 
-#: Hypothesis runs take turns, whatever its version: hypothesis builds source-level descriptions
-#: of strategies with ``ast``, and CPython 3.11 is not safe compiling ASTs from several threads at
-#: once (seen in a run: ``SystemError: AST constructor recursion depth mismatch``). The other
-#: cases still run concurrently with the one property in progress.
-HYPOTHESIS_TURNS = threading.Lock()
 
-#: Examples per property (``TOOLUSE_MAX_EXAMPLES`` overrides).
-DEFAULT_MAX_EXAMPLES = 25
-
-
-def max_examples() -> int:
-    import os
-
+def _takes_session(body: Callable[..., None]) -> bool:
     try:
-        return max(1, int(os.environ.get("TOOLUSE_MAX_EXAMPLES", DEFAULT_MAX_EXAMPLES)))
-    except ValueError:
-        return DEFAULT_MAX_EXAMPLES
+        params = [p for p in inspect.signature(body).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return False
+    return len(params) >= 2
 
 
-def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[[T], None], *,
-                 examples: int | None = None) -> None:
-    """Check ``body`` over values drawn from ``strategy``; raise the shrunk failure."""
-    last: dict[str, Any] = {}
+def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[..., None], *,
+                 examples: int | None = None, budget: Budget | None = None) -> str | None:
+    """Check ``body`` over values drawn from ``strategy``; raise the shrunk failure.
 
-    @settings(max_examples=examples or max_examples(), deadline=None, database=None,
-              derandomize=True, suppress_health_check=list(HealthCheck),
-              phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False)
-    @given(strategy)
-    def prop(value: T) -> None:
-        start = len(s.history)
+    ``body(value)`` uses the check's session; ``body(value, session)`` gets a fresh subject per
+    example (when the runner allows it). Returns ``None``, or the note of a run the budget cut
+    short (the check may return it as its observed string). A failure is raised as the smallest
+    example's :class:`CheckFailure`; other distinct failures are listed in its message.
+    """
+    budget = budget or Budget.for_session(s)
+    findings: Findings[CheckFailure] = Findings()
+    fresh = _takes_session(body)
+    scratch = Path(s.workdir) if getattr(s, "workdir", None) else Path(tempfile.gettempdir())
+    counter = iter(range(1_000_000))
+
+    def one_example(value: T) -> None:
+        budget.charge(0, share=1.0)
+        budget.examples += 1
+        session = s
+        if fresh:
+            where = scratch / f"example-{next(counter)}"
+            where.mkdir(parents=True, exist_ok=True)
+            session = spawn(s, where) or s
+        start, seen = len(session.history), len(faults_of(session))
         try:
-            body(value)
-        except CheckFailure:
-            last["inputs"] = list(s.history[start:])
-            last["value"] = value
-            raise
+            failure: CheckFailure | None = None
+            try:
+                if fresh:
+                    body(value, session)
+                else:
+                    body(value)
+            except CheckFailure as e:
+                failure = e
+            inputs = list(session.history[start:])
+            faults = faults_of(session)[seen:]
+            if faults:  # hung, exited or broke the protocol: that is the example's failure
+                _subject_faulted(findings, failure, faults, inputs, value)
+                if session is s:  # the only subject is gone: no later example can run
+                    raise StopExploring("subject faulted")
+                raise CheckFailure(f"the subject faulted: {'; '.join(faults)}")
+            if failure is not None:
+                failure.reproducer = inputs
+                findings.add(origin(failure), failure, len(inputs), extra=value)
+                raise failure
+        finally:
+            budget.used += len(session.history) - start
+            if session is not s:
+                session.close()
 
-    try:
-        with HYPOTHESIS_TURNS:
-            prop()
-    except CheckFailure as e:
-        e.reproducer = list(last.get("inputs", e.reproducer))
-        e.message = f"{e.message} (shrunk example: {last.get('value')!r})"
-        e.args = (e.message,)
-        raise
+    prop = quiet_settings(max_examples=examples or max_examples())(given(strategy)(one_example))
+    with hypothesis_turn(budget):
+        ended = explore(prop, (CheckFailure,))
+    if findings:
+        raise _combined(findings, ended)
+    return budget.note() if budget.ran_out else None
+
+
+def _subject_faulted(findings: Findings[CheckFailure], failure: CheckFailure | None,
+                     faults: list[str], inputs: list[dict[str, Any]], value: Any) -> None:
+    what = f" ({failure.message})" if failure is not None else ""
+    f = CheckFailure(f"the subject faulted during an example: {'; '.join(faults)}{what}",
+                     received=failure.received if failure is not None else "; ".join(faults),
+                     documented=(failure.documented if failure is not None
+                                 else "an answer to every call"), reproducer=inputs)
+    findings.add("fault", f, len(inputs), extra=value)
+
+
+def _combined(findings: Findings[CheckFailure], ended: str) -> CheckFailure:
+    """The smallest failure, its message naming the shrunk example and every other failure."""
+    ordered = findings.ordered()
+    first = ordered[0]
+    e = first.error
+    lines = [f"{e.message} (shrunk example: {first.extra!r:.300})"]
+    if ended == "flaky":
+        lines.append("(the subject did not answer the same way when the example was replayed)")
+    for other in ordered[1:]:
+        inputs = other.error.reproducer or []
+        lines.append(f"Also: {other.error.message} (example: {other.extra!r:.200}; "
+                     f"{len(inputs)} inputs: {_inputs_text(inputs)})")
+    e.message = "\n".join(lines)
+    e.args = (e.message,)
+    return e
+
+
+def _inputs_text(inputs: list[dict[str, Any]], limit: int = 600) -> str:
+    import json
+
+    text = json.dumps(inputs, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"

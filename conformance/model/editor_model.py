@@ -3,16 +3,30 @@
 State is ``files`` (path → bytes) and, for the versions with ``undo_edit``, a per-path undo stack.
 :meth:`EditorModel.expect` says what a conformant editor may answer to one tool input: a list of
 acceptable :class:`Outcome` (error or success, and the file's bytes afterwards). Where the docs
-leave a choice open (``create`` over an existing file, a ``view_range`` end past the last line,
-overlapping matches, the terminator added around an inserted text), every documented-compatible
-outcome is listed; :meth:`EditorModel.commit` then follows the one the subject chose.
+leave a choice open, every documented-compatible outcome is listed and
+:meth:`EditorModel.commit` follows the one the subject chose:
+
+- ``create`` over an existing file: overwrite or refuse;
+- ``view_range`` outside the file: refuse, or answer (refusing is what
+  ``editor.view.view_range_out_of_range_is_error``, a SHOULD, asks); an end past the last line
+  may also be clamped;
+- overlapping matches of ``old_str``: replace the first or refuse;
+- ``insert``: the editor may add a line terminator (``\n`` or ``\r\n``) so the inserted text
+  forms whole lines, and a ``new_str`` ending in ``\n`` may be inserted as written or split on
+  ``\n`` (an extra empty line: the vendor's reference); ``insert_line`` = line count + 1 on a
+  file ending in ``\n`` may be refused or accepted (a phantom empty last line);
+- ``undo_edit`` of a ``create``: restore what was there before, leave the file as created (editors
+  that record the created text as the first version), or refuse.
+
+Outcomes that tell these conventions apart carry a ``note`` (topic, variant): the model check
+reports the conventions the subject followed.
 
 Sources: seed 001 "Perintah tool editor teks", "Tangani kesalahan"; PROTOCOL.md §3.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from simulator import registry
@@ -29,8 +43,11 @@ class Outcome:
     after: bytes | None
     #: For a view: the lines (decoded for display) the result must show, in order.
     shows: tuple[str, ...] = ()
-    #: Undo bookkeeping: push the previous content (True) or pop (``"pop"``) on success.
+    #: Undo bookkeeping: push the previous content on success (``"push"``; ``"push-create"``
+    #: for a ``create``) or pop (``"pop"``).
     undo: str = ""
+    #: The convention this outcome follows, where the docs leave a choice: (topic, variant).
+    note: tuple[str, str] | None = None
 
 
 @dataclass
@@ -39,11 +56,14 @@ class Expectation:
     outcomes: list[Outcome]
 
     def matching(self, error: bool, after: bytes | None) -> Outcome | None:
-        for o in self.outcomes:
-            if o.error == error and (o.after == after or (o.after is None and after == b""
-                                                          and o.undo == "pop")):
-                return o
-        return None
+        """The first outcome the answer fits (None: it fits none)."""
+        found = self.all_matching(error, after)
+        return found[0] if found else None
+
+    def all_matching(self, error: bool, after: bytes | None) -> list[Outcome]:
+        return [o for o in self.outcomes
+                if o.error == error and (o.after == after or (o.after is None and after == b""
+                                                              and o.undo == "pop"))]
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -71,30 +91,48 @@ def occurrences(data: bytes, needle: bytes, *, overlapping: bool) -> int:
     return n
 
 
-def insert_outcomes(data: bytes, line: int, text: bytes) -> set[bytes]:
-    """Every documented-compatible result of inserting ``text`` after line ``line``.
+#: Convention topics (see the module docstring).
+INSERT_NEWLINE = "insert of a new_str ending in \\n"
+AS_WRITTEN = "inserted as written"
+SPLIT = "split on \\n (an extra empty line follows)"
+PHANTOM = "insert_line = line count + 1 on a file ending in \\n"
+VIEW_PAST_END = "view_range ending past the last line"
+UNDO_CREATE = "undo_edit of a create"
+CREATE_EXISTING = "create over an existing file"
+
+
+def insert_outcomes(data: bytes, line: int, text: bytes) -> dict[bytes, tuple[str, str] | None]:
+    """Every documented-compatible result of inserting ``text`` after line ``line``, with the
+    convention it shows (None where the conventions agree).
 
     The bytes before and after the insertion point never change; the editor may add one line
-    terminator (``\\n`` or ``\\r\\n``) so the inserted text forms whole lines.
+    terminator (``\\n`` or ``\\r\\n``) so the inserted text forms whole lines, and a text
+    ending in ``\\n`` may be split on ``\\n`` (the vendor's reference), which leaves an extra
+    line break after it.
     """
     lines = lines_of(data)
     offset = sum(len(x) for x in lines[:line])
     before, after = data[:offset], data[offset:]
     eols = (b"\n", b"\r\n")
-    results: set[bytes] = set()
+    results: dict[bytes, tuple[str, str] | None] = {}
     if before and not before.endswith(b"\n"):  # end of a file without a final newline
         for e in eols:
-            results.add(before + e + text)
+            results[before + e + text] = None
             if not text.endswith(b"\n"):
-                results.update(before + e + text + e2 for e2 in eols)
+                results.update((before + e + text + e2, None) for e2 in eols)
             else:
                 stripped = text[:-2] if text.endswith(b"\r\n") else text[:-1]
-                results.add(before + e + stripped)
+                results[before + e + stripped] = None
         return results
-    if text.endswith(b"\n") or not after:
-        results.add(before + text + after)
     if not text.endswith(b"\n"):
-        results.update(before + text + e + after for e in eols)
+        if not after:
+            results[before + text + after] = None
+        results.update((before + text + e + after, None) for e in eols)
+        return results
+    split = {before + text + e + after for e in eols}
+    results.update((b, (INSERT_NEWLINE, SPLIT)) for b in split)
+    written = before + text + after
+    results[written] = None if written in split else (INSERT_NEWLINE, AS_WRITTEN)
     return results
 
 
@@ -102,7 +140,8 @@ def insert_outcomes(data: bytes, line: int, text: bytes) -> set[bytes]:
 class EditorModel:
     tool_type: str
     files: dict[str, bytes] = field(default_factory=dict)
-    undo: dict[str, list[bytes | None]] = field(default_factory=dict)
+    #: Per path: (the content before an edit, whether the edit was a ``create``), oldest first.
+    undo: dict[str, list[tuple[bytes | None, bool]]] = field(default_factory=dict)
 
     @property
     def has_undo(self) -> bool:
@@ -127,13 +166,23 @@ class EditorModel:
                 return Expectation(path, [err])
             return Expectation(path, self._view(cur, tool_input.get("view_range")))
         if command == "create":
-            new = Outcome(False, str(tool_input["file_text"]).encode(), undo="push")
-            return Expectation(path, [new] if cur is None else [new, err])
+            new = Outcome(False, str(tool_input["file_text"]).encode(), undo="push-create")
+            if cur is None:
+                return Expectation(path, [new])
+            return Expectation(path, [replace(new, note=(CREATE_EXISTING, "overwrites")),
+                                      replace(err, note=(CREATE_EXISTING, "refused"))])
         if command == "undo_edit":
             stack = self.undo.get(path)
             if not self.has_undo or not stack:
                 return Expectation(path, [err])
-            return Expectation(path, [Outcome(False, stack[-1], undo="pop")])
+            previous, created = stack[-1]
+            if not created:
+                return Expectation(path, [Outcome(False, previous, undo="pop")])
+            return Expectation(path, [
+                Outcome(False, previous, undo="pop", note=(UNDO_CREATE, "restores the state "
+                                                                        "before it")),
+                Outcome(False, cur, undo="pop", note=(UNDO_CREATE, "leaves the file as created")),
+                Outcome(True, cur, undo="pop", note=(UNDO_CREATE, "refused"))])
         if cur is None:
             return Expectation(path, [err])
         if command == "str_replace":
@@ -148,15 +197,16 @@ class EditorModel:
             return [Outcome(False, cur, tuple(lines))]
         start, end = view_range
         n = len(lines)
-        if n == 0 and start == 1 and end in (-1, 0, 1):
-            # A range over an empty file: an empty view or an error are both seen in the field.
-            return [Outcome(True, cur), Outcome(False, cur, ())]
-        if not 1 <= start <= n or (end != -1 and end < start):
-            return [Outcome(True, cur)]
-        if end == -1 or end <= n:
+        if 1 <= start <= n and (end == -1 or start <= end <= n):
             return [Outcome(False, cur, tuple(lines[start - 1:None if end == -1 else end]))]
-        # An end past the last line: refusing and clamping are both seen in the field.
-        return [Outcome(True, cur), Outcome(False, cur, tuple(lines[start - 1:]))]
+        if 1 <= start <= n and end > n:
+            # An end past the last line: refusing and clamping are both seen in the field.
+            return [Outcome(True, cur, note=(VIEW_PAST_END, "refused")),
+                    Outcome(False, cur, tuple(lines[start - 1:]),
+                            note=(VIEW_PAST_END, "clamped to the last line"))]
+        # Outside the file or reversed: refusing is a SHOULD (its own check); an answer is not
+        # judged here, as long as the file is left alone.
+        return [Outcome(True, cur), Outcome(False, cur)]
 
     def _str_replace(self, cur: bytes, tool_input: dict[str, Any]) -> list[Outcome]:
         old = str(tool_input["old_str"]).encode()
@@ -173,19 +223,37 @@ class EditorModel:
 
     def _insert(self, cur: bytes, tool_input: dict[str, Any]) -> list[Outcome]:
         line = tool_input["insert_line"]
-        fields = registry.TOOLS[self.tool_type].insert_text_fields
+        fields = registry.TOOLS[self.tool_type].insert_text_fields or ("new_str",)
         text = next((tool_input[f] for f in fields if f in tool_input), None)
-        if text is None or not isinstance(line, int) or not 0 <= line <= len(lines_of(cur)):
+        n = len(lines_of(cur))
+        if text is None or not isinstance(line, int) or isinstance(line, bool):
             return [Outcome(True, cur)]
         raw = str(text).encode()
-        results = insert_outcomes(cur, line, raw)
+        variants = [raw]
         if b"\r\n" in cur:
             # An editor may give the inserted lines the file's own CRLF endings.
-            crlf = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-            results |= insert_outcomes(cur, line, crlf)
-        outcomes = [Outcome(False, b, undo="push") for b in sorted(results)]
+            variants.append(raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+        results: dict[bytes, tuple[str, str] | None] = {}
+        refusal = Outcome(True, cur)
+        if 0 <= line <= n:
+            for v in variants:
+                _merge(results, insert_outcomes(cur, line, v))
+        elif line == n + 1 and cur.endswith(b"\n"):
+            # A phantom empty last line (``text.split("\\n")`` counts one): appending after it,
+            # or after the last real line, loses nothing; refusing is conformant too.
+            for v in variants:
+                _merge(results, insert_outcomes(cur, n, v))
+                for e in (b"\n", b"\r\n"):
+                    _merge(results, insert_outcomes(cur + e, n + 1, v))
+            results = {b: (PHANTOM, "accepted (a phantom empty last line)")
+                       for b in results}
+            refusal = Outcome(True, cur, note=(PHANTOM, "refused"))
+        else:
+            return [refusal]
+        outcomes = [Outcome(False, b, undo="push", note=note)
+                    for b, note in sorted(results.items())]
         # Nothing to insert: refusing is conformant too.
-        return outcomes + [Outcome(True, cur)] if not raw else outcomes
+        return outcomes + [refusal] if not raw or refusal.note else outcomes
 
     def commit(self, path: str, outcome: Outcome) -> None:
         """Move the model to ``outcome`` (one of the expectation's outcomes)."""
@@ -194,13 +262,23 @@ class EditorModel:
             self.files.pop(path, None)
         else:
             self.files[path] = outcome.after
-        if outcome.error or not self.has_undo:
+        if not self.has_undo:
             return
-        if outcome.undo == "push":
-            self.undo.setdefault(path, []).append(previous)
-        elif outcome.undo == "pop":
+        if outcome.undo.startswith("push") and not outcome.error:
+            self.undo.setdefault(path, []).append((previous, outcome.undo == "push-create"))
+        elif outcome.undo == "pop":  # a refused undo of a create drops it too
             self.undo[path].pop()
 
     def plant(self, path: str, data: bytes) -> None:
         """A file written behind the editor's back (no undo entry)."""
         self.files[path] = data
+
+
+def _merge(into: dict[bytes, tuple[str, str] | None],
+           more: dict[bytes, tuple[str, str] | None]) -> None:
+    """Add ``more``; bytes two conventions both produce tell them apart no more (note None)."""
+    for b, note in more.items():
+        if b in into and into[b] != note:
+            into[b] = None
+        else:
+            into.setdefault(b, note)

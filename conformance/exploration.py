@@ -1,0 +1,210 @@
+"""The bounded, quiet, failure-recording hypothesis runs of the property and model checks.
+
+Shared by :func:`conformance.checks.properties.run_property` and
+:func:`conformance.stateful.explore_editor_model`; what they guarantee is described in
+:mod:`conformance.checks.properties`. The pieces:
+
+- :class:`Budget`: wall time and calls for one run, derived from the subject's timeout; its
+  :meth:`~Budget.charge` raises :class:`StopExploring` when they run out;
+- :class:`StopExploring`: a ``BaseException`` that ends a hypothesis run at once (hypothesis
+  treats ``Exception`` s as failures to shrink, and lets the others through);
+- :class:`Findings`: failures recorded as they happen, the smallest example per distinct failure;
+- :func:`quiet_settings`, :func:`hypothesis_turn`: deterministic and silent settings, the turn
+  (:data:`HYPOTHESIS_TURNS`) and a reporter that keeps hypothesis' text off the terminal;
+- :func:`explore`: runs the test and says how it ended (hypothesis' ``ExceptionGroup`` and
+  ``Flaky*`` errors are endings, not harness errors: the findings hold the failures).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.reporting import with_reporter
+
+from conformance.session import ToolSession
+
+E = TypeVar("E", bound=BaseException)
+
+#: Hypothesis runs take turns, whatever its version: hypothesis builds source-level descriptions
+#: of strategies with ``ast``, and CPython 3.11 is not safe compiling ASTs from several threads at
+#: once (seen in a run: ``SystemError: AST constructor recursion depth mismatch``). The other
+#: cases still run concurrently with the one property in progress.
+HYPOTHESIS_TURNS = threading.Lock()
+
+#: Examples per property (``TOOLUSE_MAX_EXAMPLES`` overrides).
+DEFAULT_MAX_EXAMPLES = 25
+#: A property's wall-time budget in command timeouts: 60 s at the default 3 s. Half the runner's
+#: case budget (40 timeouts), so a property ends on its own well before its session's deadline.
+BUDGET_TIMEOUTS = 20
+#: The least wall time a property gets (a subject run with a very short timeout).
+MIN_BUDGET_SECONDS = 10.0
+#: Calls a property may make (a fast subject is bounded by its examples long before this).
+MAX_CALLS = 5000
+#: Share of the budget for generating and shrinking; the rest is kept for the final replays.
+EXPLORE_SHARE = 0.85
+
+
+def max_examples() -> int:
+    try:
+        return max(1, int(os.environ.get("TOOLUSE_MAX_EXAMPLES", DEFAULT_MAX_EXAMPLES)))
+    except ValueError:
+        return DEFAULT_MAX_EXAMPLES
+
+
+class StopExploring(BaseException):
+    """Ends a hypothesis run at once: the budget is spent, or the subject cannot go on.
+
+    Not an ``Exception``: hypothesis treats ``Exception`` s as test failures (and shrinks them);
+    other ``BaseException`` s pass straight through it."""
+
+
+@dataclass
+class Budget:
+    """Wall time (``seconds``) and ``calls`` a run may use; see the module docstring."""
+
+    seconds: float
+    calls: int = MAX_CALLS
+    started: float = field(default_factory=time.monotonic)
+    used: int = 0
+    examples: int = 0
+    #: Set when the budget ended the run (generation stopped early).
+    ran_out: bool = False
+
+    @classmethod
+    def for_session(cls, s: ToolSession, seconds: float | None = None,
+                    calls: int | None = None) -> Budget:
+        """:data:`BUDGET_TIMEOUTS` of the subject's command timeout (``seconds`` overrides)."""
+        if seconds is None:
+            timeout = getattr(s, "timeout", None)
+            base = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else 3.0
+            seconds = max(MIN_BUDGET_SECONDS, base * BUDGET_TIMEOUTS)
+        return cls(seconds, calls if calls is not None else MAX_CALLS)
+
+    def restart(self) -> None:
+        """Start the clock now (when the run gets its turn)."""
+        self.started = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def left(self, share: float = 1.0) -> float:
+        return self.seconds * share - self.elapsed
+
+    def spent(self, share: float = 1.0) -> bool:
+        return self.left(share) <= 0 or self.used >= self.calls * share
+
+    def charge(self, calls: int = 1, share: float = EXPLORE_SHARE) -> None:
+        """Account for ``calls`` about to be made; :class:`StopExploring` when none are left."""
+        if self.spent(share):
+            self.ran_out = True
+            raise StopExploring("budget")
+        self.used += calls
+
+    def note(self) -> str:
+        """What the run covered (the observed note of a run that found nothing)."""
+        text = f"{self.used} calls in {self.examples} examples"
+        if self.ran_out:
+            text += (f" before the budget ran out ({self.seconds:g} s or {self.calls} calls; "
+                     f"{self.elapsed:.1f} s used)")
+        return text
+
+
+@dataclass
+class Finding(Generic[E]):
+    """One distinct failure: the smallest example seen for it."""
+
+    key: str
+    error: E
+    size: int
+    order: int
+    #: Times it was seen (hypothesis replays and shrinks a failure many times).
+    seen: int = 1
+    extra: Any = None
+
+
+class Findings(Generic[E]):
+    """The failures seen during a run, the smallest example kept per distinct failure ``key``."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Finding[E]] = {}
+
+    def add(self, key: str, error: E, size: int, extra: Any = None) -> None:
+        old = self.by_key.get(key)
+        if old is None:
+            self.by_key[key] = Finding(key, error, size, len(self.by_key), extra=extra)
+        else:
+            old.seen += 1
+            if size <= old.size:  # ties: the later one (hypothesis shrinks as it goes)
+                old.error, old.size, old.extra = error, size, extra
+
+    def ordered(self) -> list[Finding[E]]:
+        """Smallest first (then in the order found)."""
+        return sorted(self.by_key.values(), key=lambda f: (f.size, f.order))
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_key)
+
+
+def quiet_settings(**overrides: Any) -> settings:
+    """The settings every run inside a check uses: bounded, deterministic, silent."""
+    base: dict[str, Any] = dict(
+        deadline=None, database=None, derandomize=True, print_blob=False,
+        verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=True, phases=(Phase.explicit, Phase.generate, Phase.shrink))
+    base.update(overrides)
+    return settings(**base)
+
+
+@contextmanager
+def hypothesis_turn(budget: Budget) -> Iterator[list[str]]:
+    """Wait for this run's turn (:data:`HYPOTHESIS_TURNS`), start the budget's clock, and keep
+    what hypothesis would report (the yielded list) off the terminal."""
+    output: list[str] = []
+    with HYPOTHESIS_TURNS, with_reporter(lambda text: output.append(str(text))):
+        budget.restart()
+        yield output
+
+
+def explore(test: Callable[[], None], failures: tuple[type[BaseException], ...]) -> str:
+    """Run a hypothesis test whose failures were recorded as they happened; how it ended:
+    ``"passed"``, ``"failed"``, ``"stopped"`` (:class:`StopExploring`), ``"flaky"`` or
+    ``"unsatisfiable"``. Anything else it raises (a harness bug) propagates."""
+    try:
+        test()
+    except StopExploring:
+        return "stopped"
+    except Flaky:  # FlakyFailure, FlakyStrategyDefinition, FlakyReplay, ...
+        return "flaky"
+    except Unsatisfiable:
+        return "unsatisfiable"
+    except BaseExceptionGroup as group:  # report_multiple_bugs: several distinct failures
+        _, rest = group.split((*failures, Flaky, StopExploring))
+        if rest is not None:
+            raise rest from None
+        return "failed"
+    except failures:
+        return "failed"
+    return "passed"
+
+
+def origin(e: BaseException) -> str:
+    """Where an exception was raised (file and line): hypothesis' notion of a distinct bug."""
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return type(e).__name__
+    last = frames[-1]
+    return f"{type(e).__name__}@{Path(last.filename).name}:{last.lineno}"

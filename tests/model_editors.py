@@ -1,0 +1,125 @@
+"""Editors for the tests of the model-based check (``tests/test_stateful_editor.py``).
+
+Each is the reference editor with one twist; none is a broken subject of ``tests/broken`` (they
+test the check's machinery: several bugs, slowness, a crash, odd text, conventions). The module
+imports nothing from the tests, so the runner can load them by path:
+``tests/model_editors.py:TwoBugs.factory``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance.reference.editor import EditorError, TextEditor
+
+
+class TwoBugs(TextEditor):
+    """Two distinct bugs: views served from a stale cache, and ``insert_line`` 0 taken as 1."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cache: dict[tuple[Path, str], str] = {}
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        key = (path, repr(view_range))
+        if key not in self.cache:
+            self.cache[key] = super().view(path, raw, view_range)
+        return self.cache[key]
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
+
+
+class Slow(TextEditor):
+    """Conformant, but every call takes 0.3 s (an editor that starts a process per call)."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.3)
+        return super().__call__(tool_input)
+
+
+class CrashOnInsertAtStart(TextEditor):
+    """Exits (``os._exit``) when asked to insert at the start of a file."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        if insert_line == 0:
+            os._exit(3)
+        return super().insert(path, raw, insert_line, text)
+
+
+class HangOnInsertAtStart(TextEditor):
+    """Never answers an insert at the start of a file."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        if insert_line == 0:
+            time.sleep(3600)
+        return super().insert(path, raw, insert_line, text)
+
+
+class InsertTextOnly(TextEditor):
+    """text_editor_20250728 reading the inserted text from ``insert_text`` only (its docs' name);
+    an ``insert`` without it is refused."""
+
+    TOOL_TYPE = "text_editor_20250728"
+
+    def _insert_text(self, tool_input: dict[str, Any]) -> str:
+        text = tool_input.get("insert_text")
+        if not isinstance(text, str):
+            raise EditorError("Error: insert needs `insert_text`.")
+        return text
+
+
+class NewStrOnly(TextEditor):
+    """text_editor_20250728 reading the inserted text from ``new_str`` only (the older name)."""
+
+    TOOL_TYPE = "text_editor_20250728"
+
+    def _insert_text(self, tool_input: dict[str, Any]) -> str:
+        text = tool_input.get("new_str")
+        if not isinstance(text, str):
+            raise EditorError("Error: insert needs `new_str`.")
+        return text
+
+
+class UndoKeepsCreated(TextEditor):
+    """Conformant: records the created text as a file's first version (the vendor's reference and
+    OpenHands do), so ``undo_edit`` right after ``create`` leaves the file as created."""
+
+    TOOL_TYPE = "text_editor_20250124"
+
+    def create(self, path: Path, raw: str, file_text: str) -> str:
+        out = super().create(path, raw, file_text)
+        self.history[path][-1] = file_text.encode("utf-8")
+        return out
+
+
+class OddText(TextEditor):
+    """Conformant edits, but views end with a lone surrogate and ~2 MB of padding."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        return super().view(path, raw, view_range) + "\n\udc80 odd \ud800\n" + "pad " * 500_000
+
+
+class Unreliable(TextEditor):
+    """Refuses one valid call in five, at random (a subject that answers differently each time)."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        if tool_input.get("command") != "view" and random.random() < 0.2:
+            return {"content": "Error: busy", "is_error": True}
+        return super().__call__(tool_input)

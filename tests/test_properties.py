@@ -1,0 +1,141 @@
+"""run_property: several distinct failures, flaky subjects, a dead subject and a spent budget end in a
+CheckFailure or a pass with a note, never in a hypothesis error; nothing is printed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+from conformance.catalog import CheckFailure
+from conformance.checks.properties import run_property
+from conformance.exploration import Budget
+from conformance.session import ToolResult, allow_spawn
+
+
+@dataclass
+class EchoSession:
+    """A fake bash-like session: answers ``{"command": x}`` with x; ``dead`` after ``die_at``."""
+
+    workdir: Path
+    tool_type: str = "bash_20250124"
+    timeout: float = 3.0
+    delay: float = 0.0
+    die_at: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+    dead: bool = False
+    closed: bool = False
+
+    def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
+        self.history.append(tool_input)
+        time.sleep(self.delay)
+        if self.dead:
+            self.faults.append("subject is not running")
+            return ToolResult("harness: subject is not running", is_error=True)
+        if self.die_at is not None and self.die_at in tool_input["command"]:
+            self.dead = True
+            self.faults.append("subject exited while answering")
+            return ToolResult("harness: exited", is_error=True)
+        return ToolResult(tool_input["command"], is_error=False)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_two_distinct_failures_are_one_check_failure_naming_both(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path)
+
+    def body(n: int) -> None:
+        r = s.call({"command": str(n)})
+        if n > 50:
+            raise CheckFailure("too big", received=r.text)
+        if n % 2 == 1:
+            raise CheckFailure("odd", received=r.text)
+
+    with pytest.raises(CheckFailure) as e:
+        run_property(s, st.integers(0, 100), body, examples=200)
+    assert "Also:" in e.value.message
+    assert "too big" in e.value.message and "odd" in e.value.message
+    assert len(e.value.reproducer) == 1
+
+
+def test_a_flaky_failure_is_reported_not_a_hypothesis_error(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path)
+    calls = iter(range(10**6))
+
+    def body(n: int) -> None:
+        s.call({"command": str(n)})
+        if next(calls) == 5:  # fails once, never again
+            raise CheckFailure("once")
+
+    with pytest.raises(CheckFailure) as e:
+        run_property(s, st.integers(0, 100), body, examples=50)
+    assert e.value.message.startswith("once")
+
+
+def test_a_dead_subject_stops_the_run_with_the_example_that_killed_it(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path, die_at="77")
+
+    def body(n: int) -> None:
+        r = s.call({"command": f"echo {n}"})
+        if r.is_error:
+            raise CheckFailure("not echoed")
+
+    with pytest.raises(CheckFailure) as e:
+        run_property(s, st.integers(0, 100), body, examples=500)
+    assert "faulted" in e.value.message
+    assert e.value.reproducer == [{"command": "echo 77"}]
+
+
+def test_fresh_subjects_per_example_when_the_body_takes_one(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path)
+    made: list[EchoSession] = []
+
+    def opener(wd: Path) -> EchoSession:
+        made.append(EchoSession(wd, die_at="77"))
+        return made[-1]
+
+    allow_spawn(s, opener)
+
+    def body(n: int, session: Any) -> None:
+        r = session.call({"command": f"echo {n}"})
+        if r.is_error:
+            raise CheckFailure("not echoed")
+
+    with pytest.raises(CheckFailure) as e:
+        run_property(s, st.integers(0, 100), body, examples=300)
+    assert "faulted" in e.value.message
+    assert e.value.reproducer == [{"command": "echo 77"}]
+    assert made and all(m.closed for m in made) and not s.history
+
+
+def test_the_budget_ends_the_run_with_a_note(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path, delay=0.05)
+
+    def body(n: int) -> None:
+        s.call({"command": str(n)})
+
+    note = run_property(s, st.integers(), body, examples=10_000,
+                        budget=Budget(seconds=1.0))
+    assert note is not None and "before the budget ran out" in note
+
+
+def test_nothing_is_printed(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    s = EchoSession(tmp_path)
+
+    def body(n: int) -> None:
+        s.call({"command": str(n)})
+        if n > 10:
+            raise CheckFailure("big")
+        if n == 3:
+            raise CheckFailure("three")
+
+    with pytest.raises(CheckFailure):
+        run_property(s, st.integers(0, 100), body, examples=100)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
