@@ -34,6 +34,7 @@ import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
 from conformance.reproducers import relativize
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
+from conformance.session import allow_spawn
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword
 from conformance.subjects.process import SubjectStartError, allow_subjects, stop_all_subjects
@@ -141,6 +142,9 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
             if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
                 kwargs["start_timeout"] = max(10.0, timeout * 4)
             session = subject.open(workdir, **kwargs)
+            # More instances for checks that need a fresh subject per example (the model check).
+            allow_spawn(session, lambda wd: subject.open(wd, **kwargs),
+                        kwargs.get("start_timeout"))
         except SubjectStartError as e:
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
