@@ -116,7 +116,10 @@ class ModelDisagreement(AssertionError):
         """The same disagreement with its paths in ``onto`` instead of :attr:`base`."""
         if self.base is None:
             return self
-        out = type(self)(self.message, self.received, self.documented,
+        def text(s: str) -> str:
+            return s.replace(str(self.base), str(onto))
+
+        out = type(self)(text(self.message), text(self.received), text(self.documented),
                          [_move(x, self.base, onto) for x in self.steps], onto)
         out.__traceback__ = self.__traceback__
         return out
