@@ -15,9 +15,8 @@ from typing import Any
 from conformance.catalog import CheckFailure, Severity, check
 from conformance.session import ToolSession
 from conformance.stateful import ModelDisagreement, explore_editor_model
-from simulator.sources import SEED_TEXT_EDITOR, seed
 
-from .editor_support import EDITOR_TYPES, FAMILY
+from .editor_support import EDITOR_TYPES, FAMILY, SRC_COMMANDS
 
 #: Bounded so a run stays fast; runs are derandomized so CI is reproducible.
 MAX_EXAMPLES = 30
@@ -26,10 +25,9 @@ SHOWN = 5
 
 
 @check("editor.model.agrees_with_reference_model", family=FAMILY, severity=Severity.MUST,
-       applies_to=EDITOR_TYPES, source=seed(SEED_TEXT_EDITOR, "Perintah tool editor teks"),
+       applies_to=EDITOR_TYPES, source=SRC_COMMANDS,
        statement="generated sequences of view, create, str_replace, insert (and undo_edit) give "
-                 "the results and file bytes of the documented semantics, step by step (every "
-                 "documented-compatible convention accepted).",
+                 "the results and file bytes of the documented semantics, step by step.",
        tags=("stateful", "property"))
 def agrees_with_model(s: ToolSession) -> str:
     report = explore_editor_model(s, max_examples=MAX_EXAMPLES)

@@ -21,7 +21,8 @@ leave a choice open, every documented-compatible outcome is listed and
 Outcomes that tell these conventions apart carry a ``note`` (topic, variant): the model check
 reports the conventions the subject followed.
 
-Sources: seed 001 "Perintah tool editor teks", "Tangani kesalahan"; PROTOCOL.md §3.
+Sources: seed 001 "Perintah tool editor teks" (Text editor tool commands), "Tangani kesalahan"
+(Handle errors); PROTOCOL.md §3.
 """
 
 from __future__ import annotations
