@@ -268,6 +268,8 @@ class Exploration:
     closer: ThreadPoolExecutor | None = None
     closing: list[Future[tuple[list[str], list[str]]]] = field(default_factory=list)
     closed: int = 0
+    #: How the hypothesis run ended (see :func:`conformance.exploration.explore`).
+    ended: str = ""
 
     def open(self, label: str = "example") -> tuple[ToolSession, Path]:
         """A live subject and an empty directory (:class:`StopExploring` when none can start:
@@ -328,6 +330,8 @@ class Exploration:
         """The conventions seen, then how much was covered."""
         parts = [f"{topic}: {' and '.join(sorted(v))}"
                  for topic, v in sorted(self.conventions.items())]
+        if self.ended == "flaky":
+            parts.append("the subject answered differently when an example was replayed")
         return "; ".join([*parts, self.budget.note()])
 
 
@@ -527,6 +531,7 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int =
         with hypothesis_turn(x.budget):
             ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
                             (ModelDisagreement,))
+        x.ended = ended
         for f in x.findings.ordered():
             small = minimize(x, f.error) if f.error.steps else f.error
             found.append(small.moved(Path(s.workdir)))

@@ -123,3 +123,21 @@ class Unreliable(TextEditor):
         if tool_input.get("command") != "view" and random.random() < 0.2:
             return {"content": "Error: busy", "is_error": True}
         return super().__call__(tool_input)
+
+
+class VendorInsert(TextEditor):
+    """Conformant: ``insert`` as the vendor's reference does it, lines counted with
+    ``text.split("\\n")`` (a phantom empty last line after a final newline, one empty line in an
+    empty file) and ``new_str`` spliced in split on ``"\\n"``."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        data = self._read(path)
+        lines = data.split(b"\n")
+        if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
+            raise EditorError(f"Error: Invalid `insert_line` parameter: {insert_line}. It should "
+                              f"be within the range of lines of the file: [0, {len(lines)}]")
+        new = text.encode("utf-8").split(b"\n")
+        self._write(path, b"\n".join(lines[:insert_line] + new + lines[insert_line:]), data)
+        return f"The file {raw} has been edited."

@@ -106,6 +106,14 @@ def test_phantom_last_line_is_reported(tmp_path: Path) -> None:
     assert "accepted (a phantom empty last line)" in report.observed
 
 
+def test_the_vendors_insert_is_accepted_and_reported(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "VendorInsert"), "text_editor_20250429", tmp_path,
+                      max_examples=100)
+    assert report.findings == [], report.findings[0]
+    assert "split on \\n" in report.observed
+    assert "accepted (a phantom empty last line)" in report.observed
+
+
 @pytest.mark.parametrize("name", ["InsertTextOnly", "NewStrOnly"])
 def test_insert_field_of_20250728_is_free(name: str, tmp_path: Path) -> None:
     report = _explore(_load(EDITORS, name), "text_editor_20250728", tmp_path)

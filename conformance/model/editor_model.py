@@ -96,7 +96,7 @@ def occurrences(data: bytes, needle: bytes, *, overlapping: bool) -> int:
 INSERT_NEWLINE = "insert of a new_str ending in \\n"
 AS_WRITTEN = "inserted as written"
 SPLIT = "split on \\n (an extra empty line follows)"
-PHANTOM = "insert_line = line count + 1 on a file ending in \\n"
+PHANTOM = "insert_line = line count + 1 on a file ending in \\n (or an empty file)"
 VIEW_PAST_END = "view_range ending past the last line"
 UNDO_CREATE = "undo_edit of a create"
 CREATE_EXISTING = "create over an existing file"
@@ -239,9 +239,10 @@ class EditorModel:
         if 0 <= line <= n:
             for v in variants:
                 _merge(results, insert_outcomes(cur, line, v))
-        elif line == n + 1 and cur.endswith(b"\n"):
-            # A phantom empty last line (``text.split("\\n")`` counts one): appending after it,
-            # or after the last real line, loses nothing; refusing is conformant too.
+        elif line == n + 1 and (cur.endswith(b"\n") or not cur):
+            # A phantom empty last line (``text.split("\\n")`` counts one, and one line in an
+            # empty file): appending after it, or after the last real line, loses nothing;
+            # refusing is conformant too.
             for v in variants:
                 _merge(results, insert_outcomes(cur, n, v))
                 for e in (b"\n", b"\r\n"):
