@@ -10,7 +10,7 @@ leave a choice open, every documented-compatible outcome is listed and
 - ``view_range`` outside the file: refuse, or answer (refusing is what
   ``editor.view.view_range_out_of_range_is_error``, a SHOULD, asks); an end past the last line
   may also be clamped;
-- overlapping matches of ``old_str``: replace the first or refuse;
+- overlapping matches of ``old_str``, or a ``new_str`` equal to it: replace or refuse;
 - ``insert``: the editor may add a line terminator (``\n`` or ``\r\n``) so the inserted text
   forms whole lines, and a ``new_str`` ending in ``\n`` may be inserted as written or split on
   ``\n`` (an extra empty line: the vendor's reference); ``insert_line`` = line count + 1 on a
@@ -216,9 +216,9 @@ class EditorModel:
             return []
         at = cur.find(old)
         replaced = Outcome(False, cur[:at] + new + cur[at + len(old):], undo="push")
-        if occurrences(cur, old, overlapping=True) > 1:
-            # Overlapping occurrences ("aa" in "aaa") are several locations: refusing is
-            # conformant too.
+        if occurrences(cur, old, overlapping=True) > 1 or old == new:
+            # Overlapping occurrences ("aa" in "aaa") are several locations, and replacing a
+            # text by itself changes nothing: refusing is conformant too.
             return [replaced, Outcome(True, cur)]
         return [replaced]
 
