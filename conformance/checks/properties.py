@@ -44,6 +44,7 @@ directory): a CI gate must give the same answer twice.
 from __future__ import annotations
 
 import inspect
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -101,7 +102,7 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
     def one_example(value: T) -> None:
         budget.charge(0, share=1.0)
         budget.examples += 1
-        session = s
+        session, where = s, scratch
         if fresh:
             where = scratch / f"example-{next(counter)}"
             where.mkdir(parents=True, exist_ok=True)
@@ -130,7 +131,8 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
         finally:
             budget.used += len(session.history) - start
             if session is not s:
-                session.close()
+                _close_into(session, s)
+                shutil.rmtree(where, ignore_errors=True)
 
     prop = quiet_settings(max_examples=examples or max_examples())(given(strategy)(one_example))
     with hypothesis_turn(budget):
@@ -138,6 +140,20 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
     if findings:
         raise _combined(findings, ended)
     return budget.note() if budget.ran_out else None
+
+
+def _close_into(session: ToolSession, parent: ToolSession) -> None:
+    """Close an example's subject; what it did at close (a fault, a note) counts as the check
+    session's own."""
+    before = len(faults_of(session))
+    try:
+        session.close()
+    finally:
+        for name, items in (("faults", faults_of(session)[before:]),
+                            ("notes", getattr(session, "notes", None) or [])):
+            into = getattr(parent, name, None)
+            if isinstance(into, list):
+                into.extend(x for x in items if x not in into)
 
 
 def _subject_faulted(findings: Findings[CheckFailure], failure: CheckFailure | None,
