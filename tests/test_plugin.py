@@ -75,12 +75,12 @@ def test_name_labels_items_and_the_failure_says_how_to_rerun(pytester: pytest.Py
     result = pytester.runpytest_inprocess(
         "--tooluse-bash-cmd", f"{sys.executable} {tool}", "--tooluse-name", "my-bash",
         "--tooluse-bash", "reference-bash", "--tooluse-check", "bash.session.cwd_persists",
-        "-v", "-p", "no:cacheprovider")
+        "--tooluse-startup-timeout", "40", "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*bash.session.cwd_persists?my-bash?*FAILED*",
         f"*rerun: tooluse run --bash-cmd '{sys.executable} {tool}' --name my-bash "
-        "--check bash.session.cwd_persists*",
+        "--startup-timeout 40 --check bash.session.cwd_persists*",
     ])
 
 

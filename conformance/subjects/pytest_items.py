@@ -41,6 +41,9 @@ OPTIONS: list[tuple[str, dict[str, Any]]] = [
                              help="only these check ids (globs allowed)")),
     ("--tooluse-timeout", dict(type=float, default=None, metavar="S",
                                help="command timeout given to subjects (default 3 s)")),
+    ("--tooluse-startup-timeout", dict(type=float, default=None, metavar="S",
+                                       help="how long a subject may take to start and answer a "
+                                            "first, harmless call (not tool time)")),
     ("--tooluse-strict", dict(action="store_true", default=False,
                               help="SHOULD checks fail the test run like MUST ones")),
 ]
@@ -86,16 +89,22 @@ class ConformanceCollector(pytest.Collector):
 
 class ConformanceItem(pytest.Item):
     def __init__(self, *, subject: Subject, check: Check, timeout: float, strict: bool,
+                 startup_timeout: float | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.subject, self.check, self.timeout, self.strict = subject, check, timeout, strict
+        self.startup_timeout = startup_timeout
         self.add_marker(pytest.mark.tooluse)
         self.user_properties.append(("severity", check.severity.value))
 
     def runtest(self) -> None:
         from conformance.runner import run_case
+        from conformance.subjects.host import accepts_keyword
 
-        result = run_case(self.subject, self.check, timeout=self.timeout)
+        kwargs: dict[str, Any] = {"timeout": self.timeout}
+        if self.startup_timeout is not None and accepts_keyword(run_case, "startup_timeout"):
+            kwargs["startup_timeout"] = self.startup_timeout
+        result = run_case(self.subject, self.check, **kwargs)
         self.tooluse_result = result  # for --tooluse-out (conformance.subjects.pytest_report)
         self.user_properties.append(("outcome", result.outcome.value))
         if result.outcome is Outcome.SKIP:
@@ -119,6 +128,8 @@ class ConformanceItem(pytest.Item):
         from conformance.runner import DEFAULT_TIMEOUT
 
         extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
+        if self.startup_timeout is not None:
+            extra += ["--startup-timeout", f"{self.startup_timeout:g}"]
         return rerun_command({"argv": ["run", *extra], "strict": self.strict},
                              self.subject.info.to_json(), self.check.id)
 
@@ -170,4 +181,5 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
         for chk in runner.select_checks(subject, patterns):
             items.append(ConformanceItem.from_parent(
                 parent, name=f"{chk.id}[{subject.name}]", subject=subject, check=chk,
-                timeout=timeout, strict=strict))
+                timeout=timeout, strict=strict,
+                startup_timeout=config.getoption("--tooluse-startup-timeout")))
