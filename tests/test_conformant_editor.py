@@ -100,3 +100,30 @@ def test_conformant_editor_passes_every_should_check(case: tuple[Conformant, str
 def test_conformant_editor_passes_the_model_check(case: tuple[Conformant, str]) -> None:
     c, tool_type = case
     assert _failures(c, tool_type, ids={MODEL_CHECK}) == {}
+
+
+@pytest.mark.parametrize(("name", "check_id", "observed"), [
+    ("SplitLinesInsert", "editor.insert.newline_convention", "split on \\n: an extra empty line"),
+    ("PhantomLastLine", "editor.insert.rejects_past_end", "appends (a phantom empty last line)"),
+    ("OwnErrorTexts", "editor.errors.documented_texts", "its own texts for view of a missing file"),
+])
+def test_the_convention_is_reported(name: str, check_id: str, observed: str) -> None:
+    c = next(c for c in CONFORMANT if c.name == name)
+    out = run_checks(c.factory("text_editor_20250728"), "text_editor_20250728",
+                     ids={check_id})[check_id]
+    assert out.status == "pass" and observed in out.observed, out
+
+
+def test_the_reference_convention_is_reported() -> None:
+    from conformance.reference.editor import EDITOR_FACTORIES
+
+    ids = {"editor.insert.newline_convention", "editor.insert.rejects_past_end",
+           "editor.errors.documented_texts", "editor.view.binary_file_answered"}
+    out = run_checks(EDITOR_FACTORIES["text_editor_20250728"], "text_editor_20250728", ids=ids)
+    assert {k: v.observed for k, v in out.items()} == {
+        "editor.insert.newline_convention": "insert: new_str inserted as written",
+        "editor.insert.rejects_past_end": "insert_line = line count + 1 refused",
+        "editor.errors.documented_texts": "errors: documented texts for view of a missing file, "
+                                          "str_replace with no match, str_replace with 3 matches",
+        "editor.view.binary_file_answered": "binary files: shown",
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.catalog import Severity, check
+from conformance.catalog import CheckSkipped, Severity, check
 from conformance.session import ToolResult, ToolSession
 
 from .editor_support import (
@@ -74,32 +74,51 @@ def flagged_is_error(s: ToolSession) -> None:
                  documented={"content": "Error: ...", "is_error": True})
 
 
-_DOCUMENTED: list[tuple[str, Callable[[ToolSession], dict[str, Any]], str]] = [
+#: (situation, input, the documented example texts: PROTOCOL.md §3 in English, seed 001
+#: "Tangani kesalahan" (Handle errors) in Indonesian).
+_DOCUMENTED: list[tuple[str, Callable[[ToolSession], dict[str, Any]], tuple[str, ...]]] = [
     ("view of a missing file", lambda s: {"command": "view", "path": p(s, "missing.txt")},
-     "Error: File not found"),
+     ("Error: File not found", "Error: File tidak ditemukan")),
     ("str_replace with no match",
      lambda s: {"command": "str_replace", "path": p(s, "f.txt"), "old_str": "delta",
                 "new_str": "x"},
-     "Error: No match found for replacement. Please check your text and try again."),
+     ("Error: No match found for replacement. Please check your text and try again.",
+      "Error: Tidak ditemukan kecocokan untuk penggantian")),
     ("str_replace with 3 matches",
      lambda s: {"command": "str_replace", "path": p(s, "dup.txt"), "old_str": "x", "new_str": "y"},
-     "Error: Found 3 matches for replacement text. Please provide more context to make a unique "
-     "match."),
+     ("Error: Found 3 matches for replacement text. Please provide more context to make a unique "
+      "match.", "Error: Ditemukan 3 kecocokan")),
 ]
 
 
-@check("editor.errors.documented_texts", family=FAMILY, severity=Severity.SHOULD,
+@check("editor.errors.documented_texts", family=FAMILY, severity=Severity.INFO,
        applies_to=EDITOR_TYPES, source=SRC_ERROR_TEXTS,
-       statement="refusals use the documented texts (\"Error: File not found\", \"Error: No "
-                 "match found for replacement...\", \"Error: Found n matches...\").")
-def documented_texts(s: ToolSession) -> None:
+       statement="reports which refusals use the documented example texts (\"Error: File not "
+                 "found\", \"Error: No match found for replacement...\", \"Error: Found n "
+                 "matches...\"); the texts are examples, any message explaining the problem will "
+                 "do, but an error must say something.")
+def documented_texts(s: ToolSession) -> str:
+    # Seed 001 "Tangani kesalahan" (Handle errors) asks for "an appropriate error message"
+    # (pesan kesalahan yang sesuai) and quotes examples; PROTOCOL.md §3 lists them as "Documented
+    # example texts". Whether a refusal happens at all is other checks' business.
     plant(s, "f.txt", THREE)
     plant(s, "dup.txt", b"x\nx\nx\n")
-    for what, make, text in _DOCUMENTED:
+    documented: list[str] = []
+    own: list[str] = []
+    for what, make, texts in _DOCUMENTED:
         r = s.call(make(s))
-        if refused(r) and _core(text) not in r.text:
-            fail(s, f"{what}: the error text differs from the documented one", received=r,
-                 documented=text)
+        if not refused(r):
+            continue
+        if not r.text.strip():
+            fail(s, f"{what}: the error result says nothing about the problem", received=r,
+                 documented=texts[0])
+        (documented if any(_core(t) in r.text for t in texts) else own).append(what)
+    if not documented and not own:
+        raise CheckSkipped("none of the situations was refused (the str_replace and missing-file "
+                           "checks report that)")
+    parts = ([f"documented texts for {', '.join(documented)}"] if documented else []) + \
+        ([f"its own texts for {', '.join(own)}"] if own else [])
+    return "errors: " + "; ".join(parts)
 
 
 def _core(text: str) -> str:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 from weakref import WeakKeyDictionary
 
-from conformance.catalog import CheckFailure
+from conformance.catalog import CheckFailure, CheckSkipped
+from conformance.model.editor_model import insert_outcomes, lines_of
 from conformance.session import ToolResult, ToolSession
 from simulator import registry
 from simulator.sources import SEED_TEXT_EDITOR, protocol, seed
@@ -112,6 +113,49 @@ def insert_input(s: ToolSession, path: str, line: int, text: str) -> dict[str, A
     return {"command": "insert", "path": path, "insert_line": line, **{f: text for f in fields}}
 
 
+#: The insert conventions the docs leave open (seed 001 "insert" says only "the text to insert";
+#: its own example's ``new_str`` ends in ``\n``). Reported by ``editor.insert.newline_convention``.
+AS_WRITTEN = "new_str inserted as written"
+SPLIT_LINES = "split on \\n: an extra empty line after new_str ending in \\n"
+
+
+def split_lines_insert(data: bytes, line: int, text: bytes) -> bytes:
+    """What the vendor's reference editor leaves: ``"\\n".join(lines[:line] + text.split("\\n")
+    + lines[line:])`` with the file's lines split on ``"\\n"``."""
+    lines = data.split(b"\n")
+    return b"\n".join(lines[:line] + text.split(b"\n") + lines[line:])
+
+
+def insert_conventions(data: bytes, line: int, text: bytes) -> dict[bytes, str]:
+    """Every documented-compatible result of inserting ``text`` after line ``line`` of ``data``,
+    with the convention it follows: the text as written (the editor may add a terminator so it
+    forms whole lines), or split into lines and joined (an extra empty line after a text that ends
+    in ``\\n``; the terminator may be the file's own, ``\\r\\n``). Nothing else may change."""
+    outcomes: Any = insert_outcomes(data, line, text)
+    labels = outcomes if isinstance(outcomes, dict) else dict.fromkeys(outcomes)
+    out: dict[bytes, str] = {}
+    for result, label in sorted(labels.items()):  # label: (topic, convention) or None
+        is_split = label is not None and str(label[-1]).lower().startswith("split")
+        out[result] = SPLIT_LINES if is_split else AS_WRITTEN
+    out.setdefault(split_lines_insert(data, line, text), SPLIT_LINES)
+    if b"\r\n" in data and text.endswith(b"\n") and 0 <= line < len(lines_of(data)):
+        offset = sum(len(x) for x in lines_of(data)[:line])
+        out.setdefault(data[:offset] + text + b"\r\n" + data[offset:], SPLIT_LINES)
+    return out
+
+
+def insert_convention(s: ToolSession, path: str, before: bytes, line: int, text: str,
+                      what: str) -> str:
+    """Fail unless ``path`` holds one of the :func:`insert_conventions` results; return which."""
+    allowed = insert_conventions(before, line, text.encode())
+    got = read(path)
+    if got not in allowed:
+        fail(s, f"{what} left the file wrong ({_diff(got, next(iter(allowed)))})", received=got,
+             documented=next(iter(allowed)))
+    assert got is not None
+    return allowed[got]
+
+
 def show(value: Any, limit: int = 400) -> Any:
     """A JSON-friendly, size-bounded rendering for ``received`` / ``documented``: tool results as
     ``{"content", "is_error"}``, bytes as their ``repr``, long text cut with its length noted."""
@@ -144,6 +188,13 @@ def fail(s: ToolSession, message: str, *, received: Any, documented: Any) -> NoR
 def expect_success(s: ToolSession, r: ToolResult, what: str) -> None:
     if refused(r):
         fail(s, f"{what} was refused", received=r, documented="a successful tool_result")
+
+
+def setup_success(r: ToolResult, what: str, owner: str) -> None:
+    """A setup step this check does not own must succeed; if it does not, the check skips and
+    names the check that reports it (one defect, one failing check)."""
+    if refused(r):
+        raise CheckSkipped(f"{what} was refused ({_cut(r.text, 200)!r}); {owner} reports that")
 
 
 def expect_refused(s: ToolSession, r: ToolResult, what: str, documented: str) -> None:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import random
 import re
+import struct
+import zlib
 
 from conformance.catalog import CheckSkipped, Severity, check
 from conformance.session import ToolSession
@@ -21,6 +24,8 @@ from .editor_support import (
     fail,
     numbered_lines,
     plant,
+    read,
+    refused,
     shown_markers,
 )
 
@@ -94,6 +99,8 @@ def view_range_minus_one(s: ToolSession) -> None:
                  "is refused with an error.")
 def view_range_out_of_range(s: ToolSession) -> None:
     path = plant(s, "lines.txt", numbered_lines(N))
+    # Clearly invalid ranges only: like editor.insert.rejects_past_end, line count + 1 of a file
+    # ending in "\n" is left alone (editors that split on "\n" count an empty last line there).
     for vr in ([N + 5, -1], [N + 5, N + 9], [6, 3]):
         r = s.call({"command": "view", "path": path, "view_range": vr})
         expect_refused(s, r, f"view with the out-of-range view_range {vr}",
@@ -137,3 +144,52 @@ def view_max_characters(s: ToolSession) -> None:
     if "row-001 alpha" not in r.text:
         fail(s, "the truncated view does not start with the beginning of the file", received=r,
              documented="the first max_characters characters of the view output")
+
+
+def _png() -> bytes:
+    """A valid 1x1 RGB PNG (NUL bytes in its chunk lengths, compressed data after)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x80\x00")) + chunk(b"IEND", b""))
+
+
+BINARY_FILES: tuple[tuple[str, bytes], ...] = (
+    ("nul.bin", b"text\x00with\x00NUL\x00bytes\n\x00\x00\x00\nend\n"),
+    ("random.bin", random.Random(13).randbytes(4096)),
+    ("pixel.png", _png()),
+)
+
+
+@check("editor.view.binary_file_answered", family=FAMILY, severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="view of a binary file (NUL bytes, random bytes, a PNG) is answered with a "
+                 "result (its content or an error), without crashing or hanging the tool; the "
+                 "file is untouched and the next command still works.")
+def view_binary_file(s: ToolSession) -> str:
+    # Claude views whatever a directory listing shows, images and build outputs included. Showing
+    # it (escaped, replaced) or refusing it are both fine; crashing, hanging or rewriting it is not.
+    ok = plant(s, "ok.txt", numbered_lines(3))
+    seen = []
+    for name, data in BINARY_FILES:
+        path = plant(s, name, data)
+        faults_before = len(getattr(s, "faults", None) or [])
+        r = s.call({"command": "view", "path": path})
+        faults = (getattr(s, "faults", None) or [])[faults_before:]
+        if r.timed_out:
+            fail(s, f"view of the binary file {name} did not answer in time (the tool hung)",
+                 received=r, documented="a result: the content or an error")
+        if faults:
+            fail(s, f"view of the binary file {name} crashed the tool: {'; '.join(faults)}",
+                 received=r, documented="a result: the content or an error")
+        if read(path) != data:
+            fail(s, f"view of the binary file {name} changed it", received=read(path),
+                 documented=data)
+        seen.append("refused" if refused(r) else "shown")
+        r = s.call({"command": "view", "path": ok})
+        if refused(r) or shown_markers(r.text, 3) != [1, 2, 3]:
+            fail(s, f"after viewing the binary file {name}, view of a text file no longer works",
+                 received=r, documented="the text file's 3 lines")
+    kinds = sorted(set(seen))
+    return "binary files: " + (kinds[0] if len(kinds) == 1 else "some shown, some refused")

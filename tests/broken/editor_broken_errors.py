@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +28,18 @@ class ErrorsAsSuccess(TextEditor):
         return {**super().__call__(tool_input), "is_error": False}
 
 
-class OwnErrorTexts(TextEditor):
-    """Words its errors its own way."""
+class SilentErrors(TextEditor):
+    """Flags its errors but says nothing: ``{"content": "", "is_error": true}``.
+
+    (Errors worded in the editor's own way are conformant: tests/conformant/
+    editor_own_error_texts.py.)
+    """
 
     TARGET = "editor.errors.documented_texts"
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         out = super().__call__(tool_input)
-        if out["is_error"]:
-            text = str(out["content"]).replace("File not found", "ENOENT")
-            text = text.replace("No match found for replacement", "old_str not in file")
-            out["content"] = re.sub(r"Found (\d+) matches for replacement text",
-                                    r"old_str is ambiguous (\1 hits)", text)
-        return out
+        return {"content": "", "is_error": True} if out["is_error"] else out
 
 
 class CreateDefaultsEmpty(TextEditor):

@@ -98,3 +98,44 @@ class IgnoresMaxCharacters(TextEditor):
             return super().view(path, raw, view_range)
         finally:
             self.max_characters = limit
+
+
+def _binary(path: Path) -> bool:
+    return path.is_file() and b"\x00" in path.read_bytes()
+
+
+class BinaryViewExits(TextEditor):
+    """Dies on a file holding NUL bytes (a decoder that aborts the process)."""
+
+    TARGET = "editor.view.binary_file_answered"
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if _binary(path):
+            raise SystemExit(70)
+        return super().view(path, raw, view_range)
+
+
+class BinaryViewStripsNul(TextEditor):
+    """"Cleans" a file it views: NUL bytes are removed and the file written back."""
+
+    TARGET = "editor.view.binary_file_answered"
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if _binary(path):
+            path.write_bytes(path.read_bytes().replace(b"\x00", b""))
+        return super().view(path, raw, view_range)
+
+
+class BinaryViewPoisons(TextEditor):
+    """Answers the view of a binary file, but its state is broken afterwards: every later view
+    fails."""
+
+    TARGET = "editor.view.binary_file_answered"
+    poisoned = False
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        if self.poisoned:
+            raise EditorError("Error: internal error: decoder state invalid")
+        if _binary(path):
+            self.poisoned = True
+        return super().view(path, raw, view_range)

@@ -29,6 +29,8 @@ class InProcessSession:
     max_characters: int | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     loop: asyncio.AbstractEventLoop | None = None
+    #: Subject faults, as the subject host reports them (here: a handler that exited).
+    faults: list[str] = field(default_factory=list)
 
     def _await(self, value: Any) -> Any:
         if self.loop is None:
@@ -38,10 +40,15 @@ class InProcessSession:
     def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
         self.history.append(tool_input)
         t0 = time.monotonic()
+        if self.faults:  # the subject is gone, as a host process that exited would be
+            return ToolResult(content="the subject is not running", is_error=True)
         try:
             out = self.handler(tool_input)
             if inspect.isawaitable(out):
                 out = self._await(out)
+        except SystemExit as e:  # the host process would exit: a fault, like a crash
+            self.faults.append(f"the subject exited (status {e.code}) during the call")
+            return ToolResult(content="", is_error=True, elapsed=time.monotonic() - t0)
         except Exception as e:  # an exception is an error result (DESIGN.md "Subjects")
             return ToolResult(content=f"{type(e).__name__}: {e}", is_error=True, raised=repr(e),
                               elapsed=time.monotonic() - t0)
@@ -92,6 +99,8 @@ class Outcome:
     check_id: str
     status: str  # pass | fail | skip
     failure: CheckFailure | None = None
+    #: What the check returned: the convention it saw the subject follow (or "").
+    observed: str = ""
 
 
 def run_checks(factory: Factory, tool_type: str, *, ids: Iterable[str] | None = None,
@@ -109,8 +118,10 @@ def run_checks(factory: Factory, tool_type: str, *, ids: Iterable[str] | None = 
         with tempfile.TemporaryDirectory(prefix="editor-check-") as d:
             s = make_session(factory, tool_type, Path(d), max_characters)
             try:
-                c.func(s)
-                results[c.id] = Outcome(c.id, "pass")
+                observed = c.func(s)
+                if s.faults:  # as the runner does: a faulted session cannot pass
+                    raise CheckFailure(f"the subject faulted: {'; '.join(s.faults)}")
+                results[c.id] = Outcome(c.id, "pass", observed=observed or "")
             except CheckFailure as f:
                 results[c.id] = Outcome(c.id, "fail", f)
             except CheckSkipped:
