@@ -75,7 +75,7 @@ def _failures(c: Conformant, tool_type: str, ids: set[str] | None = None,
 
 def test_there_are_conformant_editors() -> None:
     assert {c.name for c in CONFORMANT} >= {"SplitLinesInsert", "PhantomLastLine",
-                                            "OwnErrorTexts"}
+                                            "OwnErrorTexts", "VendorInsert"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)

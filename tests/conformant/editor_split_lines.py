@@ -34,3 +34,23 @@ class SplitLinesInsert(TextEditor):
         new = text.encode("utf-8").split(b"\n")
         self._write(path, b"\n".join(lines[:insert_line] + new + lines[insert_line:]), data)
         return f"The file {raw} has been edited."
+
+
+class VendorInsert(TextEditor):
+    """The vendor's reference ``insert`` as a whole: lines counted and spliced with
+    ``split("\\n")``, so a file ending in ``"\\n"`` has an empty last line after which one may
+    insert too (a split-lines insert and a phantom last line at once)."""
+
+    CONVENTION = "vendor insert: split-lines insert and split line count"
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        data = self._read(path)
+        lines = data.split(b"\n")
+        if not isinstance(insert_line, int) or isinstance(insert_line, bool):
+            raise EditorError("Error: insert_line must be an integer")
+        if not 0 <= insert_line <= len(lines):
+            raise EditorError(f"Error: Invalid `insert_line` parameter: {insert_line}. It should "
+                              f"be within the range of lines of the file: [0, {len(lines)}]")
+        new = text.encode("utf-8").split(b"\n")
+        self._write(path, b"\n".join(lines[:insert_line] + new + lines[insert_line:]), data)
+        return f"The file {raw} has been edited."
