@@ -5,6 +5,6 @@ One module per family; add yours to the import list below.
 
 from __future__ import annotations
 
-from conformance.checks import bash, editor, loop, worker  # noqa: F401
+from conformance.checks import bash, bash_errors, bash_output, editor, loop, worker  # noqa: F401
 
-__all__ = ["bash", "editor", "loop", "worker"]
+__all__ = ["bash", "bash_errors", "bash_output", "editor", "loop", "worker"]

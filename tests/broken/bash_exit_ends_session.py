@@ -1,4 +1,6 @@
-"""After the shell exits (`exit 3`), every later command fails: the session is not restarted."""
+"""After the shell exits (`exit 3`), every later command fails and no answer says what would
+help: the session is not restarted, and neither the exit's answer nor the later errors mention
+that `restart: true` would bring it back."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ class Session(BashSession):
         if status is not None and self.process is not proc:  # restarted after an exit: undo
             self.kill()
             self.process = proc
+            return f"bash exited with status {status}", status or 1
         return out, status
 
 

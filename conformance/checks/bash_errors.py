@@ -1,0 +1,202 @@
+"""Bash checks: failures, a shell that exits, timeouts, stdin, background jobs, teardown."""
+
+from __future__ import annotations
+
+import shlex
+
+from hypothesis import strategies as st
+
+from conformance.catalog import CheckFailure, CheckSkipped
+from conformance.checks.bash import (
+    HANDLE_ERRORS,
+    IMPLEMENT,
+    MUST,
+    SHOULD,
+    TIMEOUTS,
+    bash_check,
+    has,
+    has_line,
+    lines_of,
+    ok,
+    q,
+    readable,
+    run,
+    still_works,
+    token,
+    works,
+)
+from conformance.checks.properties import run_property
+from conformance.isolation import grace_for
+from conformance.session import ToolResult, ToolSession
+
+
+@bash_check("bash.errors.failure_flagged", MUST, HANDLE_ERRORS,
+            "A command that fails (non-zero exit status) is answered with is_error: true; one "
+            "that succeeds is not.", tags=("property",))
+def failure_flagged(s: ToolSession) -> None:
+    t = token()
+    for command in ("false", f"tooluse_no_such_command_{t}", f"ls {q(s.workdir / 'missing')}"):
+        r = run(s, command)
+        if not r.is_error:
+            raise CheckFailure(f"`{command}` failed but the result is not flagged",
+                               received=r.to_json(), documented={"is_error": True},
+                               reproducer=[{"command": command}])
+
+    def body(case: tuple[int, str]) -> None:
+        status, word = case
+        r = run(s, f"echo {shlex.quote(word)}; (exit {status})")
+        if r.is_error != (status != 0):
+            raise CheckFailure(f"exit status {status} answered with is_error={r.is_error}",
+                               received=r.to_json(), documented={"is_error": status != 0})
+
+    words = st.text(st.characters(min_codepoint=48, max_codepoint=122,
+                                  categories=["Lu", "Ll", "Nd"]), min_size=1, max_size=8)
+    statuses = st.one_of(st.just(0), st.just(1), st.integers(0, 255))
+    run_property(s, st.tuples(statuses, words), body)
+
+
+def _recovers_or_asks_for_restart(s: ToolSession, first: ToolResult, what: str) -> str:
+    """After ``first`` (the answer to a command that broke the session): either the session
+    works by itself, or an error answer says it must be restarted and ``restart: true`` brings
+    it back (seed 003 "Handle errors": tell Claude what happened, with is_error: true)."""
+    fine, r2 = works(s)
+    if fine:
+        return "the session keeps working by itself"
+    told = [x for x in (first, r2) if x.is_error and "restart" in readable(x.text).lower()]
+    if not told:
+        raise CheckFailure(f"after {what} the session does not work, and neither that answer nor "
+                           "the next one is an error saying the session must be restarted",
+                           received=[first.to_json(), r2.to_json()],
+                           documented="a working session, or is_error: true with a message "
+                                      "asking for `restart: true`")
+    rr = s.call({"restart": True})
+    fine, r3 = works(s)
+    if rr.is_error or not fine:
+        raise CheckFailure(f"after {what} the tool asked for a restart, but the session does not "
+                           "work after `restart: true`", received=[rr.to_json(), r3.to_json()],
+                           documented={"restart": "a confirming result", "next command": "works"})
+    return "the tool reports the broken session and asks for a restart, which brings it back"
+
+
+@bash_check("bash.errors.syntax_error_recovers", SHOULD, HANDLE_ERRORS,
+            "A command with a syntax error (an unclosed quote) is answered; the session keeps "
+            "working, or the answer says it must be restarted and it works after a restart.")
+def syntax_error_recovers(s: ToolSession) -> str:
+    # Whether the answer is flagged is bash.errors.failure_flagged's business (exit status 2).
+    r = run(s, "echo 'unclosed")
+    if r.timed_out:
+        raise CheckFailure("a command with an unclosed quote was never answered",
+                           received=r.to_json(), documented="an error result")
+    return "syntax error: " + _recovers_or_asks_for_restart(s, r, "a syntax error")
+
+
+@bash_check("bash.errors.exit_recovers", SHOULD, HANDLE_ERRORS,
+            "A command that exits the shell (`exit 3`) is answered; the session keeps working, or "
+            "an error answer says it must be restarted and it works after a restart.")
+def exit_recovers(s: ToolSession) -> str:
+    r = run(s, "exit 3")
+    if r.timed_out:
+        raise CheckFailure("`exit 3` was never answered", received=r.to_json(),
+                           documented="an error result")
+    return "exit: " + _recovers_or_asks_for_restart(s, r, "the shell exited")
+
+
+# --- timeouts, stdin, background jobs --------------------------------------------------------------
+
+def _sleep_past_timeout(s: ToolSession) -> ToolResult:
+    return run(s, f"sleep {max(120, int(s.timeout * 4))}",
+               deadline=s.timeout + grace_for(s.timeout))
+
+
+@bash_check("bash.timeout.returns_error_in_time", MUST, TIMEOUTS,
+            "A command that runs past the command timeout is answered with an error result within "
+            "the timeout (plus a grace period).")
+def timeout_returns_error(s: ToolSession) -> None:
+    r = _sleep_past_timeout(s)
+    if r.timed_out:
+        raise CheckFailure(f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace "
+                           f"(the subject was given a {s.timeout:g}s timeout)",
+                           received=r.to_json(),
+                           documented={"content": f"Error: command did not finish within "
+                                                  f"{s.timeout:g} seconds", "is_error": True})
+    if not r.is_error:
+        raise CheckFailure("a command past the timeout was not answered with an error",
+                           received=r.to_json(), documented={"is_error": True})
+
+
+@bash_check("bash.timeout.session_usable_after", MUST, TIMEOUTS,
+            "After a command timed out, the session answers the next command correctly.")
+def timeout_session_usable(s: ToolSession) -> None:
+    if _sleep_past_timeout(s).timed_out:
+        raise CheckSkipped("the subject never answered the command past the timeout "
+                           "(see bash.timeout.returns_error_in_time)")
+    still_works(s, "after a command timed out")
+
+
+@bash_check("bash.stdin.does_not_hang", MUST, TIMEOUTS,
+            "A command that reads stdin does not hang the session: it sees end of file at once, "
+            "or the tool's command timeout ends it with an error in time; it is not fed the "
+            "session's own input, and the session works afterwards.")
+def stdin_does_not_hang(s: ToolSession) -> str:
+    probe = s.workdir / f"stdin-probe-{token()}"
+    deadline = s.timeout + grace_for(s.timeout)
+    r = run(s, f'read -r line; status=$?; printf "%s" "$line" > {q(probe)}; '
+               f'echo "read-status=$status"', deadline=deadline)
+    if r.timed_out:
+        raise CheckFailure(f"a command reading stdin hung the session: no answer within "
+                           f"{deadline:g}s ({s.timeout:g}s command timeout + grace)",
+                           received=r.to_json(),
+                           documented="end of file at once (read-status=1), or an error result "
+                                      "from the command timeout")
+    try:
+        fed = probe.read_text(errors="replace") if probe.exists() else ""
+    except OSError:
+        fed = ""
+    if fed:
+        raise CheckFailure(f"a command reading stdin was fed input nobody sent it (the "
+                           f"session's own input?): it read {fed[:120]!r}",
+                           received=r.to_json(), documented="read-status=1\n")
+    still_works(s, "after a command read stdin")
+    if not r.is_error and has_line(r, "read-status=1"):
+        return "stdin: end of file at once"
+    if r.is_error:
+        if r.elapsed >= 0.8 * s.timeout:
+            return "stdin: command ended by the tool's timeout"
+        return "stdin: answered at once with an error"
+    first = next((x.strip() for x in lines_of(r) if x.strip()), "")
+    return f"stdin: answered without end of file ({first[:40]!r})"
+
+
+@bash_check("bash.session.background_job_does_not_hang", MUST, IMPLEMENT,
+            "A command that starts a background job without redirecting its output "
+            "(`server &`) is answered in time with its own output, not held until the job "
+            "ends, and the next command works.")
+def background_job_does_not_hang(s: ToolSession) -> None:
+    t = token()
+    n = max(60, int(s.timeout * 10))
+    deadline = s.timeout + grace_for(s.timeout)
+    r = run(s, f"sleep {n} & (sleep {n}; echo late-{t}) & echo started-{t}", deadline=deadline)
+    documented = {"content": f"started-{t}\n", "is_error": False}
+    if r.timed_out:
+        raise CheckFailure(f"a command that left a job running in the background hung the "
+                           f"session: no answer within {deadline:g}s (waiting for the end of the "
+                           "job's output?)", received=r.to_json(), documented=documented)
+    if r.is_error or not has(r, f"started-{t}"):
+        what = "with an error" if r.is_error else "without its output"
+        raise CheckFailure(f"a command that left a job running in the background was answered "
+                           f"{what}, not with its own output started-{t} (held until the "
+                           "tool's timeout?)", received=r.to_json(), documented=documented)
+    still_works(s, "after a command started a background job")
+
+
+@bash_check("bash.session.no_processes_left_after_close", SHOULD, TIMEOUTS,
+            "When the session is closed, no process it started is left running.")
+def no_processes_left(s: ToolSession) -> None:
+    ok(s, "sleep 3600 >/dev/null 2>&1 & echo \"bg-pid=$!\"", "starting a background process")
+    s.close()
+    leaked = getattr(s, "leaked", None)
+    if leaked is None:
+        raise CheckSkipped("this session cannot list the subject's processes (no /proc)")
+    if leaked:
+        raise CheckFailure(f"{len(leaked)} process(es) still running after close (now killed)",
+                           received=[p.to_json() for p in leaked], documented=[])

@@ -1,0 +1,235 @@
+"""Bash checks: what a command's result holds (stdout and stderr, partial lines, exact text,
+large outputs, sentinel-like lines). See :mod:`conformance.checks.bash` for how output is read."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+
+from hypothesis import strategies as st
+
+from conformance.catalog import CheckFailure, CheckSkipped
+from conformance.checks.bash import (
+    HOW_IT_WORKS,
+    IMPLEMENT,
+    LARGE_OUTPUT,
+    LIMITATIONS,
+    MUST,
+    SHOULD,
+    bash_check,
+    expect_in,
+    has,
+    lines_of,
+    ok,
+    readable,
+    run,
+    token,
+)
+from conformance.checks.properties import run_property
+from conformance.isolation import grace_for
+from conformance.session import ToolResult, ToolSession
+from simulator.sources import protocol
+
+
+@bash_check("bash.output.stdout_and_stderr", MUST, protocol("4. Bash tool: Semantics"),
+            "Both stdout and stderr of a command are returned in its tool_result.")
+def stdout_and_stderr(s: ToolSession) -> None:
+    t = token()
+    r = run(s, f"echo to-stdout-{t}; echo to-stderr-{t} >&2")
+    missing = [w for w in (f"to-stdout-{t}", f"to-stderr-{t}") if not has(r, w)]
+    if missing:
+        raise CheckFailure(f"output missing from the result: {', '.join(missing)}",
+                           received=r.to_json(), documented=f"to-stdout-{t}\nto-stderr-{t}\n")
+
+
+@bash_check("bash.output.interleaved_in_order", SHOULD, IMPLEMENT,
+            "stdout and stderr are interleaved in the order the command wrote them.")
+def interleaved_in_order(s: ToolSession) -> None:
+    t = token()
+    words = [f"first-{t}", f"second-{t}", f"third-{t}", f"fourth-{t}"]
+    r = run(s, f"echo {words[0]}; echo {words[1]} >&2; echo {words[2]}; echo {words[3]} >&2")
+    text = readable(r.text)
+    positions = [text.find(w) for w in words]
+    if positions[1] == positions[3] == -1:
+        raise CheckSkipped("stderr is not returned at all (see bash.output.stdout_and_stderr)")
+    if -1 in positions or positions != sorted(positions):
+        seen = [w for _, w in sorted((p, w) for p, w in zip(positions, words, strict=True) if p >= 0)]
+        raise CheckFailure(f"stdout and stderr are not returned in the order they were written "
+                           f"(came back as {', '.join(seen)})",
+                           received=r.to_json(), documented="\n".join(words) + "\n")
+
+
+@bash_check("bash.output.partial_last_line", MUST, HOW_IT_WORKS,
+            "Output that does not end with a newline is returned, and does not leak into the next "
+            "result.")
+def partial_last_line(s: ToolSession) -> None:
+    t = token()
+    r = ok(s, f"printf 'no-newline-{t}'", "printing without a newline")
+    expect_in(r, f"no-newline-{t}", "output without a final newline was lost")
+    r2 = ok(s, f"echo next-{t}", "the next command")
+    if not has(r2, f"next-{t}"):
+        raise CheckFailure(f"the next command's result does not hold its own output next-{t}",
+                           received=r2.to_json(), documented=f"next-{t}\n")
+    if has(r2, f"no-newline-{t}"):
+        raise CheckFailure(f"the previous command's output no-newline-{t} leaked into the next "
+                           "result", received=r2.to_json(), documented=f"next-{t}\n")
+
+
+_LINE = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00\r\n"),
+                max_size=40)
+#: A line a tool puts in place of empty output ("(no output)", "[empty]", ...).
+PLACEHOLDER = re.compile(r"^\W*(?:no output|empty|\(empty output\))\W*$", re.IGNORECASE)
+
+
+def _block_at(got: str, want: str) -> bool:
+    """Is ``want`` in ``got`` as whole lines (starting a line, ending at a line's end or before
+    trailing blanks)?"""
+    start = 0
+    while (i := got.find(want, start)) >= 0:
+        j = i + len(want)
+        if (i == 0 or got[i - 1] == "\n") and (j == len(got) or got[j].isspace()):
+            return True
+        start = i + 1
+    return False
+
+
+def _empty_convention(r: ToolResult) -> str:
+    shown = [x.strip() for x in lines_of(r) if x.strip()]
+    if not shown:
+        return "empty output: an empty result"
+    marks = [x for x in shown if PLACEHOLDER.match(x)]
+    if marks:
+        return f"empty output: a placeholder, {marks[0]!r}"
+    return f"empty output: only the tool's own lines ({shown[0][:40]!r})"
+
+
+@bash_check("bash.output.roundtrip", MUST, HOW_IT_WORKS,
+            "A command's output is returned unchanged: generated text printed with printf comes "
+            "back as one intact block of lines (decorations around it and the final blank lines "
+            "aside).", tags=("property",))
+def output_roundtrip(s: ToolSession) -> str | None:
+    empty = run(s, "true")
+    observed = None if empty.is_error else _empty_convention(empty)
+
+    def body(lines: list[str]) -> None:
+        text = "\n".join(lines)
+        r = run(s, f"printf '%s\\n' {shlex.quote(text)}")
+        if r.is_error:
+            raise CheckFailure("printing generated text was answered with an error",
+                               received=r.to_json(), documented=text + "\n")
+        want = readable(text).lstrip("\n").rstrip()
+        got = readable(r.text)
+        if not want or _block_at(got, want):  # only blank lines printed: anything goes
+            return
+        got_lines = got.split("\n")
+        lost = [x for x in want.split("\n") if x.rstrip() not in (g.rstrip() for g in got_lines)]
+        what = (f"line {lost[0]!r} is not in the result as printed" if lost
+                else "every line came back, but not as one contiguous block")
+        raise CheckFailure(f"the output did not come back as printed: {what}",
+                           received=r.to_json(), documented=text + "\n")
+
+    run_property(s, st.lists(_LINE, min_size=1, max_size=12), body)
+    return observed
+
+
+LARGE_LINES = 100_000
+LARGE_COMMAND = f"seq 1 {LARGE_LINES}"
+LARGE_SIZE = sum(len(str(i)) + 1 for i in range(1, LARGE_LINES + 1))
+
+
+def _numbers(r: ToolResult) -> list[int]:
+    """The lines of the result that are numbers ``seq`` printed, in order."""
+    out = []
+    for line in lines_of(r):
+        x = line.strip()
+        if x.isdigit() and 1 <= int(x) <= LARGE_LINES:
+            out.append(int(x))
+    return out
+
+
+def _has_run(numbers: list[int], length: int = 3) -> bool:
+    """Does the result hold ``length`` consecutive lines of the command's output?"""
+    streak = 1
+    for a, b in itertools.pairwise(numbers):
+        streak = streak + 1 if b == a + 1 else 1
+        if streak >= length:
+            return True
+    return False
+
+
+@bash_check("bash.output.large_output_returns", MUST, LIMITATIONS,
+            "A command with a large output (~600 kB) is answered in time, without an error, with "
+            "(some of) its output: head, tail or both, truncated in any way.")
+def large_output_returns(s: ToolSession) -> None:
+    deadline = s.timeout + grace_for(s.timeout)
+    r = run(s, LARGE_COMMAND, deadline=deadline)
+    documented = "a successful result holding lines of `seq 1 100000` (any part of them)"
+    if r.timed_out:
+        raise CheckFailure(f"a large output hung the subject: no answer within {deadline:g}s",
+                           received=_short(r), documented=documented)
+    if r.is_error:
+        raise CheckFailure("a large output was answered with an error", received=_short(r),
+                           documented=documented)
+    if not _has_run(_numbers(r)):
+        raise CheckFailure("the answer to a large output holds none of the command's output "
+                           "(no three consecutive lines of `seq 1 100000`)",
+                           received=_short(r), documented=documented)
+
+
+@bash_check("bash.output.large_output_truncated", SHOULD, LARGE_OUTPUT,
+            "Large outputs are truncated before they are returned (the API does not truncate); "
+            "any part may be kept.")
+def large_output_truncated(s: ToolSession) -> str:
+    r = run(s, LARGE_COMMAND)
+    if r.timed_out or r.is_error or not _has_run(_numbers(r)):
+        raise CheckSkipped("the large output was not returned (see bash.output.large_output_returns)")
+    numbers = _numbers(r)
+    if len(set(numbers)) >= LARGE_LINES:
+        raise CheckFailure(f"all {LARGE_LINES} lines ({LARGE_SIZE} characters) were returned "
+                           "untruncated", received=_short(r),
+                           documented="{first 100 lines}\n\n... Output truncated "
+                                      f"({LARGE_LINES + 1} total lines) ...")
+    head, tail = 1 in numbers, LARGE_LINES in numbers
+    kept = ("head and tail" if head and tail else "head" if head else "tail" if tail
+            else "a middle part")
+    return f"large output: {kept} kept ({len(set(numbers))} of {LARGE_LINES} lines)"
+
+
+def _short(r: ToolResult) -> dict[str, object]:
+    text = r.text
+    shown = text if len(text) <= 300 else f"{text[:200]}…[{len(text)} characters]…{text[-80:]}"
+    return {"content": shown, "is_error": r.is_error, "timed_out": r.timed_out}
+
+
+SENTINEL_LOOKALIKES = (
+    "__CLAUDE_BASH_DONE__", "__CLAUDE_BASH_DONE__ 0",
+    "__CLAUDE_BASH_DONE_0123456789abcdef0123456789abcdef__",
+    "__CLAUDE_BASH_DONE_0123456789abcdef0123456789abcdef__ 0",
+    "__TOOLUSE_BASH_DONE_0123456789abcdef0123456789abcdef__ 0", "__DONE__", "__END__",
+    "__SENTINEL__", "<<<EOF>>>", "END_OF_OUTPUT", "EXIT_CODE=0", "__COMMAND_DONE__",
+)
+
+
+@bash_check("bash.session.sentinel_lookalike_output", MUST, IMPLEMENT,
+            "Output that looks like an end-of-command sentinel is returned as output and does not "
+            "cut the result short or shift later results.")
+def sentinel_lookalike_output(s: ToolSession) -> None:
+    t = token()
+    lines = [f"before-{t}", *SENTINEL_LOOKALIKES, f"after-{t}"]
+    script = "printf '%s\\n' " + " ".join(shlex.quote(x) for x in lines)
+    r = run(s, script)
+    got = iter(x.strip() for x in lines_of(r))
+    missing = [x for x in lines if not any(g == x for g in got)]  # consumes: in order
+    if missing:
+        raise CheckFailure(f"output with sentinel-like lines was cut short or reordered: "
+                           f"{len(missing)} line(s) missing or out of order, from {missing[0]!r}",
+                           received=r.to_json(), documented="\n".join(lines) + "\n")
+    r2 = run(s, f"echo next-{t}")
+    leaked = [x for x in lines if has(r2, x)]
+    if r2.is_error or not has(r2, f"next-{t}") or leaked:
+        what = ("was answered with an error" if r2.is_error
+                else f"does not hold its own output next-{t}" if not has(r2, f"next-{t}")
+                else f"holds the previous command's output ({leaked[0]!r})")
+        raise CheckFailure(f"the result after sentinel-like output {what}",
+                           received=r2.to_json(), documented=f"next-{t}\n")
