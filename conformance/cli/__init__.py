@@ -32,7 +32,10 @@ class UsageError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from simulator import version
+
     parser = argparse.ArgumentParser(prog="tooluse", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, modname in COMMANDS.items():

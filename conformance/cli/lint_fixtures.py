@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from simulator.cassette import CassetteError, default_fixtures_root
+from simulator.cassette import CassetteError, default_fixtures_root, resolve_fixture
 from simulator.lint import STEPS, lint_paths
 
 from . import EXIT_FAIL, EXIT_OK, UsageError
@@ -33,7 +32,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = Path(args.target) if args.target else default_fixtures_root()
+    target = resolve_fixture(args.target) if args.target else default_fixtures_root()
     if not target.exists():
         raise UsageError(f"{target}: no such file or directory; pass a fixtures directory or a "
                          "cassette file")

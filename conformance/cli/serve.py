@@ -74,6 +74,8 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
         raise UsageError(f"--port {args.port} is not a port number; use 0-65535 (0 picks a free one)")
     try:
         server, sock = make_server(handler, args.host, args.port, **kwargs)
+    except ImportError as e:  # simulator.server.ServerUnavailable: the serve extra is missing
+        raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; "
                          "choose another --port (0 picks a free one)") from None
