@@ -2,7 +2,25 @@
 
 from typing import Any
 
-__version__ = "0.1.0"
+#: The distribution the packages ship in; its metadata holds the one version (pyproject.toml).
+DISTRIBUTION = "tooluse-conformance"
+
+
+def version() -> str:
+    """The installed distribution's version (``0+unknown`` when run from an uninstalled tree)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as _version
+
+    try:
+        return _version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on demand: ``import simulator`` stays light
+        return version()
+    raise AttributeError(name)
 
 
 def mock(*args: Any, **kwargs: Any) -> Any:

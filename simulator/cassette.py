@@ -21,6 +21,7 @@ edit one in memory).
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 import threading
@@ -93,11 +94,38 @@ class Cassette:
 
 
 def default_fixtures_root() -> Path:
-    """``$TOOLUSE_FIXTURES``, else the ``fixtures/`` folder next to the packages."""
+    """The corpus: ``$TOOLUSE_FIXTURES``; else the one shipped in the package (``fixtures/`` of
+    the checkout, mapped to ``simulator/fixtures`` in the wheel at build time, found through
+    :mod:`importlib.resources`); else, in a checkout, the top-level ``fixtures/``."""
     env = os.environ.get("TOOLUSE_FIXTURES")
     if env:
         return Path(env)
+    packaged = importlib.resources.files(__package__ or "simulator") / "fixtures"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
     return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def resolve_fixture(source: str | Path) -> Path:
+    """A cassette file or directory by path, or by its name in the corpus.
+
+    ``source`` when it exists (or is absolute); else the corpus entry of that name under
+    :func:`default_fixtures_root` (``ptc``, ``ptc/<tool type>/<scenario>.json``; a leading
+    ``fixtures/`` is dropped, so the checkout's paths work from any directory). Unchanged when
+    neither exists: the caller reports the path as given.
+    """
+    p = Path(source)
+    if p.is_absolute() or os.path.lexists(p):
+        return p
+    root = default_fixtures_root()
+    parts = p.parts
+    named = [root / p] if parts else []
+    if len(parts) > 1 and parts[0] == "fixtures":
+        named.append(root.joinpath(*parts[1:]))
+    for candidate in named:
+        if os.path.lexists(candidate):
+            return candidate
+    return p
 
 
 def _require(obj: Any, key: str, typ: type | tuple[type, ...], path: Path | str, ptr: str) -> Any:
@@ -175,12 +203,15 @@ def load_cassette(path: str | Path, *, cache: bool = True) -> Cassette:
     path, inode, size and modification time; a file modified in the last two seconds is also
     compared byte for byte, as git does for racily clean files); see the module docstring."""
     if not cache:
-        p = Path(path)
+        p = resolve_fixture(path)
         return _parse_file(p, _read_bytes(p))
     name = os.fspath(path)
     try:
         st = os.stat(name)
     except FileNotFoundError:
+        found = resolve_fixture(path)
+        if found != Path(path):  # a cassette of the corpus, by name
+            return load_cassette(found, cache=cache)
         raise CassetteError(path, "", "file not found") from None
     key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     with _LOADED_LOCK:
@@ -225,12 +256,15 @@ def _parse_file(p: Path, data: bytes) -> Cassette:
 
 
 def iter_cassette_paths(root: str | Path | None = None) -> Iterator[Path]:
-    base = Path(root) if root is not None else default_fixtures_root()
+    """The cassette files of ``root`` (a file, a directory, or a name in the corpus: see
+    :func:`resolve_fixture`; default: the whole corpus), sorted by path."""
+    base = resolve_fixture(root) if root is not None else default_fixtures_root()
     if base.is_file():
         yield base
         return
     if not base.exists():
-        raise CassetteError(base, "", "no such fixtures directory")
+        raise CassetteError(base, "", "no such file or directory (nor a cassette or folder of "
+                            f"that name in the corpus at {default_fixtures_root()})")
     yield from sorted(p for p in base.rglob("*.json") if not p.name.startswith("_"))
 
 

@@ -22,6 +22,7 @@ from .cassette import (
     default_fixtures_root,
     iter_cassette_paths,
     load_cassette,
+    resolve_fixture,
 )
 from .lint_replay import check_replay, replay_unavailable
 from .lint_sdk import check_sdk
@@ -297,10 +298,15 @@ def lint_paths(target: str | Path | None = None, steps: Iterable[str] = STEPS) -
     report = LintReport()
     paths = list(iter_cassette_paths(target))
     root: Path | None = None
-    if target is not None and Path(target).is_dir():
-        root = Path(target)
-    elif target is None and paths:
-        root = default_fixtures_root()
+    if target is None:
+        root = default_fixtures_root() if paths else None
+    else:
+        where = resolve_fixture(target)
+        corpus = default_fixtures_root().resolve()
+        if corpus == where.resolve() or corpus in where.resolve().parents:
+            root = corpus  # part of the corpus: ids are paths from the corpus root
+        elif where.is_dir():
+            root = where
     steps = tuple(steps)
     for p in paths:
         report.checked += 1

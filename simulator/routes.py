@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cassette import Cassette, iter_corpus, load_cassette
+from .cassette import Cassette, iter_corpus, load_cassette, resolve_fixture
 from .errors import api_error, invalid_request, new_request_id, not_found
 from .files_api import FilesAPI
 from .http import EncodedResponse, Handler, SimRequest, SimResponse, SSEEvent
@@ -178,11 +178,12 @@ def _thread_error(code: str, message: str) -> SimResponse:
 
 
 def load_cassettes(source: Cassette | Sequence[Cassette] | str | Path) -> list[Cassette]:
-    """Cassettes from a cassette, a list of them, a cassette file or a directory of them."""
+    """Cassettes from a cassette, a list of them, a cassette file or a directory of them (by
+    path, or by name in the corpus: ``"ptc"``, ``"ptc/<tool type>/<scenario>.json"``)."""
     if isinstance(source, Cassette):
         return [source]
     if isinstance(source, str | Path):
-        path = Path(source)
+        path = resolve_fixture(source)
         return [load_cassette(path)] if path.is_file() else list(iter_corpus(path))
     return list(source)
 

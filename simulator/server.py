@@ -29,6 +29,14 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 log = logging.getLogger("tooluse.server")
 
 
+class ServerUnavailable(ImportError):
+    """uvicorn is missing: the HTTP server is the ``serve`` extra of the distribution."""
+
+    def __init__(self) -> None:
+        super().__init__("the simulator's HTTP server needs uvicorn, which is not installed: "
+                         "pip install 'tooluse-conformance[serve]'", name="uvicorn")
+
+
 class DroppedConnection(Exception):
     """Raised inside the app to make the server abort the connection (a simulated drop)."""
 
@@ -196,9 +204,13 @@ def make_server(handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
     """A configured ``uvicorn.Server`` and its bound, listening socket (``port=0``: a free port).
 
     ``threaded=None`` asks the handler: a :class:`~simulator.routes.Routes` runs its mounted
-    handlers (Managed Agents) in threads and the rest on the event loop.
+    handlers (Managed Agents) in threads and the rest on the event loop. Raises
+    :class:`ServerUnavailable` when the ``serve`` extra is not installed.
     """
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as e:
+        raise ServerUnavailable() from e
 
     logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
     if threaded is None:  # a Routes handler knows which of its paths block
