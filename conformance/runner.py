@@ -11,12 +11,19 @@ What the check raises decides the outcome:
 - any other exception, or a harness problem starting the subject → ``error`` (the harness's or
   the check's fault, never counted against the subject as a failure).
 
+Start-up is not tool time: a session that has ``wait_ready`` (every
+:class:`~conformance.subjects.ProcessSession`) is made ready first, with one harmless call under
+``startup_timeout`` (not in the history, not counted in the case's budget); a subject that does not
+answer it fails with a message saying it was start-up. What the subject did that is no fault but
+worth knowing (a write into its throwaway ``$HOME``) is appended to the result's ``observed``.
+
 Results are emitted to listeners as they happen (from worker threads, one at a time). Cases run
 concurrently (``jobs``) since every case has its own process and directory.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import shutil
@@ -37,17 +44,26 @@ from conformance.results import CheckResult, Outcome, RunInfo, RunListener, Subj
 from conformance.session import allow_spawn
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword
-from conformance.subjects.process import SubjectStartError, allow_subjects, stop_all_subjects
+from conformance.subjects.process import (
+    SubjectNotReady,
+    SubjectStartError,
+    allow_subjects,
+    stop_all_subjects,
+)
 
 #: The command timeout given to subjects unless the run says otherwise (seconds).
 DEFAULT_TIMEOUT = 3.0
 #: A whole case (all calls of one check) stops after this many command timeouts.
 CASE_BUDGET_TIMEOUTS = 40
+#: How long a subject may take to start and answer its first (readiness) call (seconds); not
+#: counted as tool time.
+DEFAULT_STARTUP_TIMEOUT = 30.0
 
 
 class SubjectLike(Protocol):
     """What the runner needs of a subject (:class:`~conformance.subjects.Subject` is one; the
-    worker and loop families bring their own). ``open`` may also accept ``start_timeout=``."""
+    worker and loop families bring their own). ``open`` may also accept ``start_timeout=``, and
+    the session it returns may have ``wait_ready(timeout)``: the readiness step."""
 
     @property
     def name(self) -> str: ...
@@ -123,8 +139,10 @@ def unmatched_patterns(patterns: Iterable[str]) -> list[str]:
 
 
 def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
-             tmp_root: Path | None = None) -> CheckResult:
-    """Run one check against a fresh instance of the subject."""
+             tmp_root: Path | None = None,
+             startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> CheckResult:
+    """Run one check against a fresh instance of the subject (made ready first: it has
+    ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call)."""
     start = time.monotonic()
     base: dict[str, Any] = dict(check_id=chk.id, subject=subject.name,
                                 tool_type=subject.tool_type, family=chk.family,
@@ -140,7 +158,7 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
             kwargs: dict[str, Any] = {"timeout": timeout,
                                       "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
             if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
-                kwargs["start_timeout"] = max(10.0, timeout * 4)
+                kwargs["start_timeout"] = startup_timeout
             session = subject.open(workdir, **kwargs)
             # More instances for checks that need a fresh subject per example (the model check).
             allow_spawn(session, lambda wd: subject.open(wd, **kwargs),
@@ -149,15 +167,29 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
             return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
-        outcome = relativize(_judge(chk, session, result), workdir)
+        ready = getattr(session, "wait_ready", None)
+        try:
+            if callable(ready):
+                ready(startup_timeout)
+        except SubjectNotReady as e:
+            outcome = result(Outcome.FAIL, str(e))
+        except Exception as e:  # the harness's side of the readiness step broke
+            outcome = result(Outcome.ERROR, f"harness error making the subject ready: {e!r}")
+        else:
+            outcome = _judge(chk, session, result)
+        outcome = relativize(outcome, workdir)
         try:
             session.close()
         except Exception as e:  # the harness's side of teardown broke
             note = f"closing the session raised {type(e).__name__}: {e}"
             if outcome.outcome is Outcome.PASS:
-                return result(Outcome.ERROR, note)
+                return printable(result(Outcome.ERROR, note))
             outcome.message += f" [{note}]"
-        return outcome
+        notes = getattr(session, "notes", None)
+        if notes:  # not faults; kept visible
+            outcome.observed = "; ".join([*([outcome.observed] if outcome.observed else []),
+                                          *notes])
+        return printable(outcome)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -191,6 +223,27 @@ def _faults_note(session: Any) -> str:
     return f" [subject faults: {'; '.join(faults)}]" if faults else ""
 
 
+def printable(r: CheckResult) -> CheckResult:
+    """``r`` with every string encodable as UTF-8: a lone surrogate a subject returned
+    (``"\\udc80"``) is written as that escape, so no report writer or terminal chokes on it."""
+    return dataclasses.replace(r, **{f.name: _encodable(getattr(r, f.name))
+                                     for f in dataclasses.fields(r)})
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    return value
+
+
 def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
@@ -204,7 +257,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def default_jobs() -> int:
-    return max(4, min(16, (os.cpu_count() or 2) * 4))
+    """Cases run at once unless the run says otherwise: two per CPU (2 to 16). A case mostly waits
+    (on its subject, or on a timeout check's sleep), so one per CPU leaves cores idle; four per
+    CPU made CPU-bound subjects (an interpreter importing an SDK) share a core four ways, slow
+    enough to miss a 3 s deadline."""
+    return max(2, min(16, (os.cpu_count() or 2) * 2))
 
 
 def plan_run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
@@ -222,7 +279,8 @@ Listener = RunListener | Callable[[CheckResult], Any]
 def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         timeout: float = DEFAULT_TIMEOUT, strict: bool = False, jobs: int | None = None,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
-        argv: Sequence[str] = ()) -> RunSummary:
+        argv: Sequence[str] = (),
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> RunSummary:
     """Run every applicable check against every subject; see the module docstring.
 
     ``listeners`` are :class:`~conformance.results.RunListener` s (any subset of its methods) or
@@ -248,7 +306,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         with lock:
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
         try:
-            r = run_case(case.subject, case.check, timeout=timeout, tmp_root=root)
+            r = run_case(case.subject, case.check, timeout=timeout, tmp_root=root,
+                         startup_timeout=startup_timeout)
         except Exception as e:  # never lose the run over one case
             r = CheckResult(case.check.id, case.subject.name, case.subject.tool_type,
                             case.check.family, case.check.severity.value, Outcome.ERROR,

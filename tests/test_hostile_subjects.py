@@ -1,8 +1,8 @@
 """Issue 9: hostile subjects through ``tooluse run`` (a real subprocess, as a user runs it).
 
 Subjects that hang, crash, call ``os._exit``, print without end, leave daemons (double fork and
-``setsid``, exec'd or not), write outside their working directory or take all the memory they can
-are each reported under a failing check; the run finishes, no process of the run survives (checked
+``setsid``, exec'd or not) or take all the memory they can are each reported under a failing check
+(one that writes into its throwaway HOME is noted, not failed); the run finishes, no process of the run survives (checked
 in ``/proc``), and the user's files outside the working directory are untouched (subjects get a
 throwaway HOME and TMPDIR; canary files in the real ones are compared byte for byte).
 
@@ -45,7 +45,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
            marker.split("=")[0]: marker.split("=")[1]}
     names = ["slow", "daemon_exec", "daemon_fork", "writes_outside", "hogs_memory",
              "prints_forever", "exits_hard", "crashes"]
-    argv = [*TOOLUSE, "run", "--timeout", "1",
+    argv = [*TOOLUSE, "run", "--timeout", "1", "--startup-timeout", "5",
             "--memory-limit", "256M", "--out", str(out), "--bash", "reference-bash"]
     for n in names:
         argv += ["--bash", f"{HOSTILE}:{n}"]
@@ -77,11 +77,10 @@ def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("subject,words", [
-    ("prints_forever", "no answer within"),
+    ("prints_forever", "did not answer its first call within the 5 s start-up timeout"),
     ("exits_hard", "exited while answering (status 3)"),
     ("crashes", "exited while answering (status -11)"),
     ("hogs_memory", "MemoryError"),
-    ("writes_outside", "wrote outside its working directory"),
 ])
 def test_each_hostile_subject_fails_the_check_it_runs(hostile_run: dict[str, Any], subject: str,
                                                       words: str) -> None:
@@ -89,6 +88,12 @@ def test_each_hostile_subject_fails_the_check_it_runs(hostile_run: dict[str, Any
     assert r["outcome"] == "fail", r
     text = json.dumps(r)
     assert words in text, text[:1500]
+
+
+def test_a_write_into_the_throwaway_home_is_a_note_not_a_fault(hostile_run: dict[str, Any]) -> None:
+    r = result(hostile_run, "writes_outside", "bash.session.cwd_persists")
+    assert r["outcome"] == "pass", r
+    assert "wrote into its throwaway $HOME: canary, owned-by-subject" in r["observed"], r
 
 
 @pytest.mark.parametrize("subject", ["daemon_exec", "daemon_fork"])

@@ -140,13 +140,17 @@ def test_hostile_subjects_fail_their_checks_and_the_run_goes_on() -> None:
     before = {p.pid for p in descendants(os.getpid())} if processes_supported() else set()
     summary = runner.run([*hostile, reference], checks=["bash.session.cwd_persists",
                                                        "bash.input.invalid_rejected"],
-                         timeout=1.0)
+                         timeout=1.0, startup_timeout=3.0)
     by = {(r.subject, r.check_id): r for r in summary.results}
     assert len(by) == 8
     for h in ("hangs_always", "exits", "endless_print"):
         for chk in ("bash.session.cwd_persists", "bash.input.invalid_rejected"):
             assert by[(h, chk)].outcome is Outcome.FAIL, by[(h, chk)]
-    assert by[("exits", "bash.input.invalid_rejected")].message.startswith("the subject faulted")
+    # Each fails its first call, the runner's readiness call: the message says it was start-up.
+    assert by[("exits", "bash.input.invalid_rejected")].message.startswith(
+        "the subject failed its first call, at start-up")
+    assert "exited while answering (status 3)" in by[("exits", "bash.input.invalid_rejected")].message
+    assert "start-up timeout" in by[("hangs_always", "bash.input.invalid_rejected")].message
     assert all(by[("reference", c)].outcome is Outcome.PASS
                for c in ("bash.session.cwd_persists", "bash.input.invalid_rejected"))
     assert summary.exit_code == 1

@@ -15,6 +15,7 @@ from conformance.subjects import factory_subject
 from simulator.sources import protocol
 
 PY = Path(__file__).resolve().parent / "subjects" / "py_subjects.py"
+HOSTILE = Path(__file__).resolve().parent / "hostile" / "subjects.py"
 REFERENCE = factory_subject("conformance.reference.bash:factory", family="bash",
                             name="reference")
 
@@ -97,7 +98,7 @@ def test_harness_error_is_kept_apart_with_the_traceback() -> None:
 
 
 def test_a_check_cannot_pass_on_a_faulting_subject() -> None:
-    dying = factory_subject(f"{PY}:exits", family="bash")
+    dying = factory_subject(f"{HOSTILE}:exits_after_start", family="bash")
     r = runner.run_case(dying, make_check(expects_error), timeout=2)
     assert r.outcome is Outcome.FAIL and "faulted" in r.message and "exited" in r.message
     assert r.reproducer == [{"command": "x"}]

@@ -64,8 +64,11 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="SHOULD checks count like MUST ones")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="the command timeout given to subjects, in seconds (default 3)")
+    p.add_argument("--startup-timeout", type=float, default=None, metavar="S",
+                   help="how long a subject may take to start and answer a first, harmless "
+                        "call; not counted as tool time (default 30)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="cases run at once (default: 4 per CPU, 4 to 16)")
+                   help="cases run at once (default: 2 per CPU, 2 to 16)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="address space each subject process may take, e.g. 512M, 4G; 0 for no "
                         "limit (default 2G; a subject past it gets MemoryError / ENOMEM)")
@@ -170,6 +173,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds")
+    if args.startup_timeout is not None and not args.startup_timeout > 0:
+        raise UsageError(f"--startup-timeout {args.startup_timeout:g}: give a positive number of "
+                         "seconds")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
     subjects = build_subjects(args)
@@ -201,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
         summary = runner.run(subjects, checks=args.checks or None,
                              timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
                              jobs=args.jobs, listeners=listeners,
+                             startup_timeout=args.startup_timeout or runner.DEFAULT_STARTUP_TIMEOUT,
                              argv=getattr(args, "_argv", None) or sys.argv[1:])
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,

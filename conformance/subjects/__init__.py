@@ -4,7 +4,7 @@ See ``docs/subjects.md``. The public surface:
 
 - :class:`Subject`, :func:`factory_subject`, :func:`command_subject`, :func:`subject_from_option`
 - :class:`ProcessSession` (the :class:`~conformance.session.ToolSession` every subject runs in)
-- :class:`SubjectStartError`
+- :class:`SubjectStartError` (and :class:`SubjectNotReady`: the first call failed at start-up)
 
 This package's ``__init__`` stays import-light on purpose: ``python -m conformance.subjects.host``
 imports it in every subject process.
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["DEFAULT_TOOL_TYPES", "ProcessSession", "Subject", "SubjectStartError",
+__all__ = ["DEFAULT_TOOL_TYPES", "ProcessSession", "Subject", "SubjectNotReady", "SubjectStartError",
            "check_tool_type", "command_subject", "factory_subject", "resolve_factory",
            "subject_from_option"]
 
 if TYPE_CHECKING:
-    from conformance.subjects.process import ProcessSession, SubjectStartError
+    from conformance.subjects.process import ProcessSession, SubjectNotReady, SubjectStartError
     from conformance.subjects.spec import (
         DEFAULT_TOOL_TYPES,
         Subject,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ProcessSession", "SubjectStartError"):
+    if name in ("ProcessSession", "SubjectNotReady", "SubjectStartError"):
         from conformance.subjects import process
         return getattr(process, name)
     if name in __all__:

@@ -95,7 +95,11 @@ class Host:
         self.handler: Any = None
 
     def send(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+        try:
+            data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\udc80"): sent as its JSON escape, as is
+            data = json.dumps(obj).encode("ascii")
+        self.out.write(data + b"\n")
         self.out.flush()
 
     def resolve(self, value: Any) -> Any:

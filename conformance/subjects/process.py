@@ -6,6 +6,11 @@ when it passes, the whole process group is killed and the call returns an error 
 ``timed_out=True``. What the subject did wrong on the harness's side (hung, exited, wrote something
 that is not a JSON result) is collected in :attr:`ProcessSession.faults`; the runner fails a check
 whose session has faults even when the check itself passed.
+
+Start-up is not tool time: :meth:`ProcessSession.wait_ready` (the runner's readiness step) makes
+one harmless call (:func:`readiness_input`) under a start-up timeout of its own, outside the
+history and before the case's clock starts. Writes into the throwaway ``$HOME`` are
+:attr:`ProcessSession.notes`, not faults.
 """
 
 from __future__ import annotations
@@ -43,11 +48,31 @@ from conformance.subjects.forkserver import ForkServer, ForkServerError
 
 #: An answer line longer than this is a fault (the subject is stopped).
 MAX_LINE = 64 * 1024 * 1024
+#: Characters of a subject's stderr quoted in a message (its end: where the exception is).
+STDERR_NOTE = 1500
 _EOF = object()
 
 
 class SubjectStartError(Exception):
     """The subject could not be started (its factory raised, or the command died at once)."""
+
+
+class SubjectNotReady(SubjectStartError):
+    """The subject started but did not answer its first (readiness) call; the message says so."""
+
+
+def readiness_input(tool_type: str, workdir: Path) -> dict[str, Any] | None:
+    """The harmless call that tells the harness a subject is ready (None: no such call).
+
+    It must not change anything a check can observe: bash runs ``true`` (no output, exit status 0
+    as at start, no change to the working directory, the environment, files or processes); the
+    text editor views the case's working directory, which is still empty (a read; nothing to
+    undo). The answer itself is not judged: an error result is an answer too."""
+    if tool_type.startswith("bash"):
+        return {"command": "true"}
+    if tool_type.startswith("text_editor"):
+        return {"command": "view", "path": str(workdir)}
+    return None
 
 
 _live: set[ProcessSession] = set()
@@ -87,6 +112,8 @@ class ProcessSession:
         self.history: list[dict[str, Any]] = []
         #: Subject faults seen by the harness (hang, exit, bad answer), in order.
         self.faults: list[str] = []
+        #: What the harness saw that is not a fault but worth reporting (writes into $HOME).
+        self.notes: list[str] = []
         #: Processes the subject left running after close (pid and command line).
         self.leaked: list[ProcInfo] | None = None
         self.label = label
@@ -95,6 +122,7 @@ class ProcessSession:
         for key, value in self.options.items():
             if key.isidentifier() and not hasattr(self, key):
                 setattr(self, key, value)
+        self._case_seconds = case_deadline
         self._case = Deadline(case_deadline)
         self._closed = False
         self._stderr: deque[bytes] = deque(maxlen=64)
@@ -148,7 +176,9 @@ class ProcessSession:
         self._lines: queue.Queue[Any] = queue.Queue()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(self.proc.stderr,), daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
+                                               daemon=True)
+        self._stderr_reader.start()
         if handshake:
             self._handshake(start_timeout)
 
@@ -178,7 +208,13 @@ class ProcessSession:
 
     @property
     def stderr_tail(self) -> str:
-        return b"".join(self._stderr)[-2000:].decode("utf-8", "replace")
+        return b"".join(self._stderr)[-STDERR_NOTE * 2:].decode("utf-8", "replace")
+
+    def _drain_stderr(self, wait: float = 2.0) -> None:
+        """The subject has exited (or was killed): read what is left of its stderr, so that a
+        message quotes the traceback to its last line. Bounded: a process it left behind may
+        still hold the pipe."""
+        self._stderr_reader.join(timeout=wait)
 
     def _next_line(self, wait: float | None) -> Any:
         try:
@@ -190,9 +226,11 @@ class ProcessSession:
         line = self._next_line(wait)
         if line is None:
             self._kill()
-            raise SubjectStartError(f"{self.label} did not start within {wait:g}s")
+            raise SubjectStartError(f"{self.label} did not start within {wait:g}s (the start-up "
+                                    f"timeout){self._stderr_note()}")
         if line is _EOF:
             self.proc.wait(timeout=5)
+            self._drain_stderr()
             raise SubjectStartError(f"{self.label} exited at start (status {self.proc.returncode})"
                                     f"{self._stderr_note()}")
         try:
@@ -205,7 +243,36 @@ class ProcessSession:
 
     def _stderr_note(self) -> str:
         tail = self.stderr_tail.strip()
-        return f"; stderr: {tail[-500:]}" if tail else ""
+        if len(tail) > STDERR_NOTE:  # whole lines: the last one (the exception) matters most
+            cut = tail[-STDERR_NOTE:]
+            tail = "..." + (cut[cut.index("\n"):] if "\n" in cut[:-1] else cut)
+        return f"; stderr: {tail}" if tail else ""
+
+    # --- readiness --------------------------------------------------------------------------
+
+    def wait_ready(self, timeout: float) -> None:
+        """The readiness step: one harmless call (:func:`readiness_input`) answered within
+        ``timeout`` s, not recorded in :attr:`history`; the case's clock starts after it.
+        Raises :class:`SubjectNotReady` (the subject is then stopped) with a message saying it
+        was start-up that failed."""
+        probe = readiness_input(self.tool_type, self.workdir)
+        if probe is not None:
+            seen = len(self.faults)
+            r = self._send(probe, timeout)
+            faults = self.faults[seen:]
+            del self.faults[seen:]
+            if faults:
+                self._kill()
+                what = json.dumps(probe)
+                if r.timed_out:
+                    raise SubjectNotReady(
+                        f"the subject did not answer its first call within the {timeout:g} s "
+                        f"start-up timeout; it was stopped (the readiness call {what}, made "
+                        f"before the check's clock starts; a slower start needs a longer "
+                        f"--startup-timeout){self._stderr_note()}")
+                raise SubjectNotReady(f"the subject failed its first call, at start-up (the "
+                                      f"readiness call {what}): {'; '.join(faults)}")
+        self._case = Deadline(self._case_seconds)
 
     # --- calls ------------------------------------------------------------------------------
 
@@ -215,23 +282,29 @@ class ProcessSession:
 
     def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> ToolResult:
         self.history.append(tool_input)
-        start = time.monotonic()
-        if self._closed or self.proc.poll() is not None:
-            return self._fault(f"{self.label} is not running (status {self.proc.returncode})")
         wait = deadline if deadline is not None else self.timeout + grace_for(self.timeout)
         case_left = self._case.remaining()
         if case_left is not None:
             wait = min(wait, case_left)
+        return self._send(tool_input, wait)
+
+    def _send(self, tool_input: dict[str, Any], wait: float) -> ToolResult:
+        start = time.monotonic()
+        if self._closed or self.proc.poll() is not None:
+            return self._fault(f"{self.label} is not running (status {self.proc.returncode})")
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(tool_input).encode("utf-8") + b"\n")
             self.proc.stdin.flush()
         except OSError as e:
+            if self.proc.poll() is not None or _wait_exit(self.proc, 1.0):
+                self._drain_stderr()
             return self._fault(f"{self.label} stopped reading its input ({e}){self._stderr_note()}")
         line = self._next_line(wait)
         elapsed = time.monotonic() - start
         if line is None:
             self._kill()
+            self._drain_stderr(0.5)
             r = self._fault(f"no answer within {wait:g}s; the subject was stopped")
             r.timed_out, r.elapsed = True, elapsed
             return r
@@ -240,6 +313,7 @@ class ProcessSession:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 self._kill()
+            self._drain_stderr()
             r = self._fault(f"{self.label} exited while answering (status {self.proc.returncode})"
                             f"{self._stderr_note()}")
             r.elapsed = elapsed
@@ -259,10 +333,10 @@ class ProcessSession:
             written = sorted(p.name for p in self._home.iterdir())
         except OSError:
             return
-        if written:
+        if written:  # not a fault: HOME is a throwaway directory here, the user's files are safe
             self._wrote_home = True
-            self.faults.append(f"{self.label} wrote outside its working directory, into $HOME: "
-                               f"{', '.join(written[:5])} (HOME is a throwaway directory here)")
+            self.notes.append(f"wrote into its throwaway $HOME: {', '.join(written[:5])}"
+                              f"{', ...' if len(written) > 5 else ''} (not a fault)")
 
     def _parse(self, line: bytes) -> ToolResult:
         try:
@@ -355,6 +429,7 @@ class ProcessSession:
             self.leaked = still_alive(list(seen.values()), wait=0.3)
             kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
         _close_quietly(self.proc.stdin)
+        self._check_home()  # a shell writes its history file as it exits
         if self._sandbox is not None:
             shutil.rmtree(self._sandbox, ignore_errors=True)
         with _live_lock:
@@ -398,6 +473,14 @@ def _open_pipes(pid: int) -> set[str]:
         except OSError:
             pass
     return links
+
+
+def _wait_exit(proc: Any, wait: float) -> bool:
+    try:
+        proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _close_quietly(pipe: Any) -> None:

@@ -158,3 +158,102 @@ def leaks_secrets(workdir: Path) -> Any:
         return {"content": f"{secrets} for {tool_input}", "is_error": False}
 
     return handle
+
+
+def odd_text(workdir: Path, timeout: float = 3.0) -> Any:
+    """The reference bash, with a lone surrogate (``"\\udc80"``, what ``surrogateescape`` makes of a
+    stray byte) appended to every answer's text: it must reach the checks and the reports as
+    text, never crash the host or a report writer."""
+    inner = reference_bash(workdir, timeout=timeout)
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        r = inner(tool_input)
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            return {**r, "content": r["content"] + "\udc80"}
+        return r + "\udc80" if isinstance(r, str) else r
+
+    handle.close = inner.close  # type: ignore[attr-defined]
+    return handle
+
+
+def odd_editor(workdir: Path, timeout: float | None = None) -> Any:
+    """The reference text editor, with a lone surrogate appended to every answer's text."""
+    from conformance.reference.editor import text_editor_20250728
+
+    inner = text_editor_20250728(workdir)
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        r = inner(tool_input)
+        if isinstance(r, dict) and isinstance(r.get("content"), str):
+            return {**r, "content": r["content"] + "\udc80"}
+        return r + "\udc80" if isinstance(r, str) else r
+
+    return handle
+
+
+def history_in_home(workdir: Path, timeout: float = 3.0) -> Any:
+    """The reference bash, writing ``$HOME/.bash_history`` after every command as an interactive
+    shell does: the HOME it gets is a throwaway one, so this is no fault."""
+    inner = reference_bash(workdir, timeout=timeout)
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        with open(Path.home() / ".bash_history", "a") as f:
+            f.write(f"{tool_input.get('command', '')}\n")
+        return inner(tool_input)
+
+    handle.close = inner.close  # type: ignore[attr-defined]
+    return handle
+
+
+def long_traceback(workdir: Path) -> Any:
+    """Dies on its first call after ~40 kB of stderr (log lines, then a traceback) whose last
+    line names the cause."""
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        for i in range(500):
+            print(f"log line {i}: " + "x" * 60, file=sys.stderr)
+        try:
+            raise RuntimeError("the-last-line-of-the-traceback")
+        except RuntimeError:
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(5)
+
+    return handle
+
+
+def exits_after_start(workdir: Path) -> Any:
+    """Answers its first call (the runner's readiness call), then ``os._exit(3)`` in every later
+    one: a subject that dies while a check runs."""
+    calls = []
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        calls.append(tool_input)
+        if len(calls) > 1:
+            os._exit(3)
+        return "ready"
+
+    return handle
+
+
+def slow_factory(workdir: Path, timeout: float = 3.0) -> Any:
+    """The reference bash behind a factory that takes 3 s (a large import)."""
+    time.sleep(3)
+    return reference_bash(workdir, timeout=timeout)
+
+
+def slow_first_call(workdir: Path, timeout: float = 3.0) -> Any:
+    """The reference bash, 3 s late on its first call only (an import done lazily)."""
+    inner = reference_bash(workdir, timeout=timeout)
+    calls = []
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        if not calls:
+            time.sleep(3)
+        calls.append(tool_input)
+        return inner(tool_input)
+
+    handle.close = inner.close  # type: ignore[attr-defined]
+    return handle
