@@ -19,6 +19,82 @@ PROTOCOL = "PROTOCOL.md"
 
 SEEDS = (SEED_CODE_EXECUTION, SEED_TEXT_EDITOR, SEED_PTC, SEED_BASH, SEED_MANAGED_AGENTS)
 
+#: English names of the seed headings the code base and the fixtures cite, translated from the
+#: seed text (the seeds are Indonesian, French and Korean; users never see them). Seed 003's
+#: citations carry the English name already ("파라미터 (Parameters)"), as the seed's headings do.
+#: Headings that are English already (``view``, ``Streaming``) are not listed. A section made of
+#: parts (``"Format respons / Error"``) is translated part by part.
+ENGLISH_SECTIONS: dict[str, dict[str, str]] = {
+    SEED_CODE_EXECUTION: {
+        "Alasan berhenti `pause_turn`": "The pause_turn stop reason",
+        "Alasan berhenti pause_turn": "The pause_turn stop reason",
+        "Cara file yang dihasilkan ditangkap": "How generated files are captured",
+        "Cara kerja eksekusi kode": "How code execution works",
+        "Format respons": "Response format",
+        "Respons operasi file": "File operation responses",
+        "Respons perintah Bash": "Bash command responses",
+        "Menggunakan eksekusi kode dengan alat eksekusi lainnya":
+            "Using code execution with other execution tools",
+        "Penggunaan dan harga": "Usage and pricing",
+        "Penggunaan ulang container": "Container reuse",
+        "Unggah dan analisis file": "Upload and analyze files",
+        "Upgrade ke versi alat terbaru": "Upgrade to the latest tool version",
+        "Versi alat": "Tool versions",
+    },
+    SEED_TEXT_EDITOR: {
+        "Contoh: Memperbaiki kesalahan sintaks dengan tool editor teks":
+            "Example: fixing a syntax error with the text editor tool",
+        "Gunakan model yang kompatibel": "Use a compatible model",
+        "Implementasikan langkah-langkah keamanan": "Implement security measures",
+        "Implementasikan tool editor teks": "Implement the text editor tool",
+        "Log perubahan": "Changelog",
+        "Nomor baris": "Line numbers",
+        "Perintah tool editor teks": "Text editor tool commands",
+        "Tangani kesalahan": "Handle errors",
+        "Tangani panggilan tool editor": "Handle editor tool calls",
+        "Tangani penggantian teks unik dengan hati-hati": "Handle unique text replacement carefully",
+    },
+    SEED_PTC: {
+        "Ce qui se passe réellement": "What actually happens",
+        "L'activer": "Enabling it",
+        "Le champ caller": "The caller field",
+        "Les chaînes de version, décodées": "The version strings, decoded",
+        "Les chiffres": "The numbers",
+        "Les cinq façons dont cela casse": "The five ways it breaks",
+        "Reprise": "Resuming",
+    },
+    SEED_BASH: {
+        "Bash 도구": "Bash tool",
+    },
+    SEED_MANAGED_AGENTS: {
+        "Alat kustom": "Custom tools",
+        "Deklarasi harus sesuai dengan Managed Agents API":
+            "Declarations must match the Managed Agents API",
+        "Deklarasi harus sesuai dengan Managed Agents API (tools)":
+            "Declarations must match the Managed Agents API: tools",
+        "Kegagalan alat muncul sebagai hasil alat error":
+            "Tool failures surface as error tool results",
+        "Kegagalan alat muncul sebagai hasil alat error (timeout)":
+            "Tool failures surface as error tool results: timeout",
+        "Melayani alat kustom": "Serving custom tools",
+        "Membungkus server MCP sebagai alat kustom": "Wrapping MCP servers as custom tools",
+        "Worker hanya menjawab alat yang didaftarkan padanya":
+            "A worker answers only the tools registered with it",
+    },
+}
+
+
+def english(document: str, section: str) -> str | None:
+    """The English name of a seed ``section`` (None when it is English already or unknown)."""
+    table = ENGLISH_SECTIONS.get(document, {})
+    if section in table:
+        return table[section]
+    parts = section.split(" / ")
+    if len(parts) > 1 and any(x in table for x in parts):
+        return " / ".join(table.get(x, x) for x in parts)
+    return None
+
+
 #: Tags as used in PROTOCOL.md: documented, SDK-derived, inferred, third-party, undocumented.
 Tag = Literal["D", "S", "I", "3P", "?"]
 
@@ -41,12 +117,21 @@ class Source:
     def inferred(self) -> bool:
         return self.tag in ("I", "?")
 
+    @property
+    def title(self) -> str:
+        """The section as users read it: the seed's heading with its English name,
+        ``"Tangani kesalahan (Handle errors)"``. ``section`` stays the seed's own heading (rule
+        ids, fixtures and the seed-section tests match it)."""
+        en = english(self.document, self.section)
+        return f"{self.section} ({en})" if en else self.section
+
     def __str__(self) -> str:
         mark = "" if self.tag == "D" else f" [{self.tag}]"
-        return f"{self.document} § {self.section}{mark}"
+        return f"{self.document} § {self.title}{mark}"
 
     def to_json(self) -> dict[str, object]:
-        return {"document": self.document, "section": self.section, "tag": self.tag}
+        return {"document": self.document, "section": self.section, "title": self.title,
+                "tag": self.tag}
 
 
 def seed(document: str, section: str, tag: Tag = "D") -> Source:

@@ -235,5 +235,5 @@ def undo_refused(s: ToolSession) -> None:
     r = s.call({"command": "undo_edit", "path": path})
     expect_refused(s, r, f"undo_edit on {s.tool_type}",
                    "an error: undo_edit was removed in text_editor_20250429 (seed 001 'Log "
-                   "perubahan')")
+                   "perubahan' (Changelog))")
     expect_bytes(s, path, edited, "a refused undo_edit")

@@ -62,7 +62,7 @@ def view_line_numbers(s: ToolSession) -> None:
     pairs = [(int(a), int(b)) for a, b in _NUMBERED.findall(r.text)]
     if not pairs or any(a != b for a, b in pairs):
         fail(s, "view did not number each line with its own 1-based line number", received=r,
-             documented="1: line-001 alpha\\n2: line-002 alpha\\n... (seed 001 'Nomor baris')")
+             documented="1: line-001 alpha\\n2: line-002 alpha\\n... (seed 001 'Nomor baris' (Line numbers))")
 
 
 @check("editor.view.view_range_one_based_inclusive", family=FAMILY, severity=Severity.MUST,
@@ -121,8 +121,8 @@ def view_directory(s: ToolSession) -> None:
     missing = [n for n in ("main.py", "pkg", "notes.md") if n not in r.text]
     if missing:
         fail(s, f"the directory listing misses {missing}", received=r,
-             documented="a listing of the directory's entries (seed 001 'view': 'mendaftar "
-                        "konten direktori')")
+             documented="a listing of the directory's entries (seed 001 'view': view lists "
+                        "the contents of a directory)")
 
 
 @check("editor.view.max_characters_truncates", family=FAMILY, severity=Severity.MUST,

@@ -53,7 +53,7 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
              "</summary>"]
     if r.get("statement"):
         src = r.get("source") or {}
-        cite = f' <span class="muted">({_e(src["document"])} § {_e(src["section"])})</span>' if src else ""
+        cite = f' <span class="muted">({_e(src["document"])} § {_e(src.get("title") or src["section"])})</span>' if src else ""
         parts.append(f"<p><em>{_e(r['statement'])}</em>{cite}</p>")
     if r.get("message"):
         parts.append(f"<pre>{_e(r['message'])}</pre>")
