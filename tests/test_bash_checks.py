@@ -17,6 +17,7 @@ import pytest
 
 from conformance import runner
 from conformance.catalog import CATALOG, Severity
+from conformance.checks.bash import readable
 from conformance.reference.bash import RESTARTED, TIMED_OUT, BashTool, truncate_output
 from conformance.results import CheckResult, Outcome
 from conformance.subjects import factory_subject
@@ -98,6 +99,23 @@ def test_timeout_failure_names_the_timeout() -> None:
     r = run(["bash_no_timeout"], ["bash.timeout.*"])["bash_no_timeout"]
     assert f"{TIMEOUT:g}s timeout" in r["bash.timeout.returns_error_in_time"].message
     assert r["bash.timeout.session_usable_after"].outcome is Outcome.SKIP
+
+
+def test_output_is_read_as_the_model_reads_it() -> None:
+    colour = "\x1b[?2004l\x1b]0;user@host: /x\x07\x1b[01;32mgreen\x1b[0m\r\nnext\x1b(B\r\n"
+    assert readable(colour) == "green\nnext\n"
+    assert readable("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ b") == "alink b"
+    assert readable("plain \\ text\n") == "plain \\ text\n"
+
+
+def test_the_reference_reports_the_conventions_it_follows() -> None:
+    res = run(["reference"], ["bash.stdin.*", "bash.errors.exit_recovers",
+                              "bash.output.large_output_truncated"])["reference"]
+    assert {i: r.observed for i, r in res.items()} == {
+        "bash.stdin.does_not_hang": "stdin: end of file at once",
+        "bash.errors.exit_recovers": "exit: the session keeps working by itself",
+        "bash.output.large_output_truncated": "large output: head kept (100 of 100000 lines)",
+    }
 
 
 def test_check_sources_are_headings_of_the_seed(shared_dir: Path) -> None:

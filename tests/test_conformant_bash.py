@@ -56,5 +56,13 @@ def test_a_conformant_subject_fails_no_must_check(outcomes, name: str) -> None:
 def test_the_observed_conventions_are_reported(outcomes) -> None:
     observed = {n: {i: r.observed for i, r in res.items() if r.observed}
                 for n, res in outcomes.items()}
-    stdin = observed["bash_stdin_deadline"].get("bash.stdin.does_not_hang", "")
-    assert "timeout" in stdin, observed["bash_stdin_deadline"]
+    expected = {
+        ("bash_stdin_deadline", "bash.stdin.does_not_hang"): "ended by the tool's timeout",
+        ("bash_tail_truncation", "bash.output.large_output_truncated"): "tail kept",
+        ("bash_no_output_placeholder", "bash.output.roundtrip"): "'(no output)'",
+        ("bash_exit_needs_restart", "bash.errors.exit_recovers"): "asks for a restart",
+        ("bash_syntax_error_needs_restart", "bash.errors.syntax_error_recovers"):
+            "asks for a restart",
+    }
+    for (name, check_id), words in expected.items():
+        assert words in observed[name].get(check_id, ""), (name, observed[name])
