@@ -38,6 +38,11 @@ class Session(BashSession):
     def run(self, command: str) -> tuple[str, int | None]:
         start = time.monotonic()
         out, status = super().run(command)
+        # A job just forked may hold the pipe for a moment before its own redirect applies (the
+        # end of file would come then): only a writer still there after 2 s holds the answer.
+        settle = time.monotonic() + 2.0
+        while status is not None and self._pipe_writers() and time.monotonic() < settle:
+            time.sleep(0.02)
         if status is not None and self._pipe_writers():  # no end of file yet: wait for it
             time.sleep(max(0.0, self.timeout - (time.monotonic() - start)))
             self.restart()
