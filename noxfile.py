@@ -5,11 +5,19 @@ Every session installs what it needs itself; `nox -s conformance` needs no argum
 
 from __future__ import annotations
 
+import sys
+
 import nox
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
-PYTHON = "3.11"
+#: A session whose interpreter cannot be found fails; it is never "skipped" with exit 0.
+nox.options.error_on_missing_interpreters = True
+#: None: the interpreter running nox (`python3 -m nox`); `--force-python 3.12` picks another.
+PYTHON = None
+if sys.version_info < (3, 11):  # noqa: UP036 (requires-python: fail at once, not later in pip)
+    raise SystemExit(f"noxfile.py: tooluse-conformance needs Python >= 3.11; nox runs on "
+                     f"{sys.version.split()[0]} ({sys.executable}). Run nox with a newer one.")
 
 
 @nox.session(python=PYTHON)
