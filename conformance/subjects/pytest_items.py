@@ -14,45 +14,11 @@ import pytest
 
 from conformance.catalog import Check, Severity
 from conformance.cli import UsageError
-from conformance.cli.run import NameOption, SubjectOption
 from conformance.results import CheckResult, Outcome
 from conformance.subjects.spec import Subject
 
-OPTIONS: list[tuple[str, dict[str, Any]]] = [
-    ("--tooluse-bash", dict(action=SubjectOption, default=[], metavar="SPEC",
-                            help="a bash tool implementation to check (module:attr factory, "
-                                 "path/file.py:attr or a reference subject's name)")),
-    ("--tooluse-bash-cmd", dict(action=SubjectOption, default=[], metavar="CMD",
-                                help="an out-of-process bash tool (JSON lines), any language")),
-    ("--tooluse-bash-type", dict(default=None, metavar="T",
-                                 help="bash tool type of those subjects (default bash_20250124)")),
-    ("--tooluse-editor", dict(action=SubjectOption, default=[], metavar="SPEC",
-                              help="a text editor tool implementation to check")),
-    ("--tooluse-editor-cmd", dict(action=SubjectOption, default=[], metavar="CMD",
-                                  help="an out-of-process text editor tool (JSON lines)")),
-    ("--tooluse-editor-type", dict(default=None, metavar="T",
-                                   help="text editor tool type (default text_editor_20250728)")),
-    ("--tooluse-name", dict(action=NameOption, default=None, metavar="NAME",
-                            help="the label of the --tooluse-bash/-bash-cmd/-editor/-editor-cmd "
-                                 "subject given just before it (its items are ID[NAME])")),
-    ("--tooluse-editor-max-characters", dict(type=int, default=None, metavar="N",
-                                             help="max_characters the editors are configured with")),
-    ("--tooluse-check", dict(action="append", default=[], metavar="ID",
-                             help="only these check ids (globs allowed)")),
-    ("--tooluse-timeout", dict(type=float, default=None, metavar="S",
-                               help="command timeout given to subjects (default 3 s)")),
-    ("--tooluse-startup-timeout", dict(type=float, default=None, metavar="S",
-                                       help="how long a subject may take to start and answer a "
-                                            "first, harmless call (not tool time)")),
-    ("--tooluse-strict", dict(action="store_true", default=False,
-                              help="SHOULD checks fail the test run like MUST ones")),
-]
-
-
-def add_options(group: Any) -> None:
-    for name, kwargs in OPTIONS:
-        group.addoption(name, **kwargs)
-
+# The options (--tooluse-bash, ...) are declared in conformance.plugin, which imports this module
+# only when one of them is given: a pytest run that does not use them pays nothing.
 
 def subjects_from_config(config: pytest.Config) -> list[Subject]:
     from conformance.subjects.spec import command_subject, subject_from_option
