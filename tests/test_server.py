@@ -207,9 +207,9 @@ def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["serve", "/nonexistent/x.json"], "no such fixtures directory"),
+    (["serve", "/nonexistent/x.json"], "no such file or directory"),
     (["serve", "{cassette}", "--port", "70000"], "is not a port number"),
-    (["replay", "/nonexistent/x.json"], "no such fixtures directory"),
+    (["replay", "/nonexistent/x.json"], "no such file or directory"),
     (["serve", "{cassette}", "--fault", "overloaded=2"], "expected KIND=RATE"),
     (["serve", "{cassette}", "--fault", "meteor=0.5"], "expected KIND=RATE"),
 ])
