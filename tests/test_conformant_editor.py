@@ -94,8 +94,6 @@ def test_conformant_editor_passes_every_should_check(case: tuple[Conformant, str
     assert should == {}, f"{c.cls.CONVENTION}: false SHOULD failures"  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=False, reason="the model check (owned by the model engineer) does not "
-                   "accept these conventions yet; flip to a plain test once it does")
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_conformant_editor_passes_the_model_check(case: tuple[Conformant, str]) -> None:
     c, tool_type = case
