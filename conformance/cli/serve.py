@@ -28,6 +28,10 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="serve an already-served exchange again to a request that matches it "
                         "(stateless; for load tests and many clients sending the same "
                         "conversation): the engine's replay='repeat'")
+    p.add_argument("--model-mode", action="store_true",
+                   help="answer like a model (for `tooluse probe`): the next recorded turn of "
+                        "the conversation, whatever the model and the tool results' content; "
+                        "rules still judged (simulator.model_mode)")
     add_server_options(p)
     add_fault_options(p)
     return p
@@ -117,8 +121,14 @@ def run(args: argparse.Namespace) -> int:
     from simulator.routes import build
 
     cassettes = load_cassettes_arg(args)
+    mode: dict[str, Any] = {}
+    if getattr(args, "model_mode", False):
+        from simulator.model_mode import engine_options as model_mode_options
+        from simulator.model_mode import model_mode_cassettes
+
+        cassettes, mode = model_mode_cassettes(cassettes), model_mode_options()
     try:
-        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
+        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT, **mode,
                        replay="repeat" if getattr(args, "repeat", False) else "once",
                        **engine_options(args))
     except ImportError as e:
