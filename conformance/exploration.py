@@ -17,7 +17,10 @@ Shared by :func:`conformance.checks.properties.run_property` and
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import threading
 import time
 import traceback
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, configuration, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.reporting import with_reporter
 
@@ -159,8 +162,40 @@ class Findings(Generic[E]):
         return bool(self.by_key)
 
 
+_STORAGE_LOCK = threading.Lock()
+#: The temporary directory hypothesis keeps its files in for this process (None: not ours).
+_storage: Path | None = None
+
+
+def private_storage() -> Path | None:
+    """Keep hypothesis' files out of the user's working directory.
+
+    With no example database (``database=None``) hypothesis still writes caches (the Unicode
+    table, the constants it collects from the code) into ``.hypothesis/`` of the current
+    directory. A check's run sends them to a temporary directory of its own, removed when the
+    process exits, unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where they go or hypothesis'
+    storage is already in use in this process (a pytest run of the user's own hypothesis tests:
+    their ``.hypothesis/`` is theirs). Returns the directory when it is this module's."""
+    global _storage
+    with _STORAGE_LOCK:
+        if _storage is not None:
+            return _storage
+        if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+            return None
+        # hypothesis' own record of its home directory (None until something used or set it).
+        if getattr(configuration, "__hypothesis_home_directory", None) is not None:
+            return None
+        _storage = Path(tempfile.mkdtemp(prefix="tooluse-hypothesis-"))
+        configuration.set_hypothesis_home_dir(_storage)
+        atexit.register(shutil.rmtree, _storage, True)
+        return _storage
+
+
 def quiet_settings(**overrides: Any) -> settings:
-    """The settings every run inside a check uses: bounded, deterministic, silent."""
+    """The settings every run inside a check uses: bounded, deterministic, silent, with no
+    example database and hypothesis' caches kept out of the working directory
+    (:func:`private_storage`)."""
+    private_storage()
     base: dict[str, Any] = dict(
         deadline=None, database=None, derandomize=True, print_blob=False,
         verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),

@@ -130,11 +130,27 @@ def new_document(run: RunInfo) -> dict[str, Any]:
     }
 
 
+def _umask() -> int:
+    """The process umask: from ``/proc`` where it can be read (no window in which another
+    thread creates files under a different mask), else by setting it and putting it back."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers only ever see the old or the new whole file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; a report is an ordinary file: 0666 less the umask.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

@@ -154,6 +154,7 @@ class ProcessSession:
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     start_new_session=True)
         except (OSError, ForkServerError) as e:
+            self._remove_sandbox()
             raise SubjectStartError(f"cannot start {label}: {e}") from e
         self.pgid = self.proc.pid
         leader = proc_info(self.proc.pid)
@@ -170,8 +171,7 @@ class ProcessSession:
                 _live.add(self)
         if stopping:
             self._kill()
-            if self._sandbox is not None:
-                shutil.rmtree(self._sandbox, ignore_errors=True)
+            self._remove_sandbox()
             raise SubjectStartError("the run is stopping (interrupted)")
         self._lines: queue.Queue[Any] = queue.Queue()
         assert self.proc.stdout is not None and self.proc.stderr is not None
@@ -180,7 +180,18 @@ class ProcessSession:
                                                daemon=True)
         self._stderr_reader.start()
         if handshake:
-            self._handshake(start_timeout)
+            try:
+                self._handshake(start_timeout)
+            except BaseException:  # never started: nobody will close it
+                self._kill()
+                self._remove_sandbox()
+                with _live_lock:
+                    _live.discard(self)
+                raise
+
+    def _remove_sandbox(self) -> None:
+        if self._sandbox is not None:
+            shutil.rmtree(self._sandbox, ignore_errors=True)
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -290,8 +301,12 @@ class ProcessSession:
 
     def _send(self, tool_input: dict[str, Any], wait: float) -> ToolResult:
         start = time.monotonic()
-        if self._closed or self.proc.poll() is not None:
-            return self._fault(f"{self.label} is not running (status {self.proc.returncode})")
+        if self._closed:
+            return self._fault(f"{self.label} is not running (closed)")
+        if self.proc.poll() is not None:  # it exited before this call (e.g. at start-up)
+            self._drain_stderr()
+            return self._fault(f"{self.label} is not running (status {self.proc.returncode})"
+                               f"{self._stderr_note()}")
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(tool_input).encode("utf-8") + b"\n")
@@ -430,8 +445,7 @@ class ProcessSession:
             kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
         _close_quietly(self.proc.stdin)
         self._check_home()  # a shell writes its history file as it exits
-        if self._sandbox is not None:
-            shutil.rmtree(self._sandbox, ignore_errors=True)
+        self._remove_sandbox()
         with _live_lock:
             _live.discard(self)
 
