@@ -20,6 +20,7 @@ COMMANDS = {
     "record": "conformance.cli.record",
     "replay": "conformance.cli.replay",
     "diff": "conformance.cli.diff",
+    "probe": "conformance.cli.probe",
     "lint-fixtures": "conformance.cli.lint_fixtures",
     "lint-tools": "conformance.cli.lint_tools",
 }
