@@ -23,6 +23,7 @@ COMMANDS = {
     "probe": "conformance.cli.probe",
     "lint-fixtures": "conformance.cli.lint_fixtures",
     "lint-tools": "conformance.cli.lint_tools",
+    "matrix": "conformance.cli.matrix",
 }
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,101 @@
+"""``tooluse matrix CONFIG.toml --out DIR``: the suite on every implementation a config names, one
+comparison report (matrix.json, matrix.md, matrix.html).
+
+Each subject runs in its own ``tooluse run`` (its own process, environment and output directory
+``DIR/runs/<name>/``), several at once. A column that cannot run (its Python is missing, its
+environment does not build) says so in the report; the rest of the matrix still runs. Exit 0 when
+the matrix is written and every column that could run ran to the end, 1 when a column's run
+failed to start or to finish, 2 on a bad config or option. Failures of the implementations do
+not change the exit status: they are what the matrix reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from conformance.cli import EXIT_FAIL, EXIT_OK, UsageError
+
+
+def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        name, help="run the suite on several implementations and compare them (a matrix)",
+        description=__doc__.splitlines()[0],
+        epilog="CONFIG is TOML: [matrix] defaults and one [[subject]] per implementation (name, "
+               "tool_type, factory or command, and optionally python, requirements, timeout, "
+               "startup_timeout, jobs, env, version_of, max_characters). See docs/matrix.md.")
+    p.add_argument("config", type=Path, metavar="CONFIG.toml", help="the matrix config")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="write matrix.json, matrix.md, matrix.html (and runs/<name>/) into DIR")
+    p.add_argument("--envs", type=Path, default=None, metavar="DIR",
+                   help="where the subjects' own environments are built and reused (default "
+                        "~/.cache/tooluse/matrix)")
+    p.add_argument("--parallel", type=int, default=None, metavar="N",
+                   help="columns run at once (default: one per CPU)")
+    p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
+                   metavar="ID", help="only these check ids (globs allowed), in every column")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance import runner
+    from conformance.matrix import write_matrix
+    from conformance.matrix.config import load_config
+    from conformance.matrix.envs import default_envs_dir
+    from conformance.matrix.execute import ColumnRun, run_matrix
+    from conformance.matrix.model import build_matrix
+
+    config = load_config(args.config)
+    if args.parallel is not None and args.parallel < 1:
+        raise UsageError(f"--parallel {args.parallel}: give at least 1")
+    bad = runner.unmatched_patterns(args.checks)
+    if bad:
+        raise UsageError(f"--check {' '.join(bad)} matches no check; see `tooluse checks` for "
+                         "the ids")
+    out = args.out.resolve()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror})") from None
+    envs = (args.envs or default_envs_dir()).resolve()
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    t0 = time.monotonic()
+    print(f"tooluse matrix: {len(config.subjects)} implementations from {args.config}; "
+          f"environments in {envs}", flush=True)
+
+    def progress(col: ColumnRun) -> None:
+        s = (col.results or {}).get("summary")
+        what = (f"{s['pass']} pass, {s['fail']} fail, {s['skip']} skip, {s['error']} error"
+                if s else f"{col.status}: {col.reason}")
+        print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
+
+    columns = run_matrix(config, out, envs, parallel=args.parallel, checks=args.checks,
+                         on_column=progress)
+    duration = time.monotonic() - t0
+    doc = build_matrix(columns, out_root=out, config=_shown(args.config), generated_at=started,
+                       duration=duration, patterns=args.checks)
+    paths = write_matrix(doc, out)
+    flagged = [r["id"] for r in doc["checks"] if r["review"]]
+    print(f"{len(doc['checks'])} checks x {len(columns)} implementations in {duration:.1f}s; "
+          f"flagged for review: {', '.join(flagged) or 'none'}")
+    print(f"reports: {', '.join(str(p) for p in paths)}")
+    return EXIT_FAIL if any(c.status == "error" for c in columns) else EXIT_OK
+
+
+def _shown(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path.resolve())
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path.resolve())
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - convenience
+    from conformance.cli import main as cli_main
+
+    return cli_main(["matrix", *(argv or sys.argv[1:])])

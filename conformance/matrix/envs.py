@@ -1,0 +1,162 @@
+"""Environments of their own for subjects that need another Python or other packages.
+
+A subject with ``python`` or ``requirements`` runs in a virtual environment built from that
+interpreter, with the project and the requirements installed into it (one ``pip install``, so
+pip resolves them together). Environments live under ``--envs DIR`` (default
+``~/.cache/tooluse/matrix``), one directory per hash of the interpreter, the requirements and the
+project's location and dependencies, and are reused while that hash holds. An environment is
+used only once its build finished (a marker file); a half-built one is rebuilt.
+
+A missing interpreter is not an error of the matrix: the column says ``unavailable: no
+python3.12``.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from conformance.matrix.config import SubjectEntry
+
+READY_MARKER = ".tooluse-ready"
+BUILD_LOG = "tooluse-build.log"
+_VERSION_PROBE = "import sys; print('%d.%d' % sys.version_info[:2])"
+
+
+def default_envs_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tooluse" / "matrix"
+
+
+@dataclass(frozen=True)
+class EnvResult:
+    """The interpreter a subject runs with, or why it cannot run (``problem``)."""
+
+    python: Path | None
+    env_dir: Path | None = None
+    problem: str = ""
+
+
+def _version_of(interpreter: str) -> str | None:
+    try:
+        out = subprocess.run([interpreter, "-c", _VERSION_PROBE], capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@cache
+def find_python(version: str) -> str | None:
+    """An interpreter of ``version`` (``"3.12"``): ``python3.12`` on PATH (pyenv shims that do
+    not run are skipped), else pyenv's ``~/.pyenv/versions/3.12*/bin/python``; None when none
+    runs."""
+    candidates: list[str] = []
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        candidates.append(on_path)
+    root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
+    found = glob.glob(os.path.join(root, "versions", f"{version}*", "bin", "python"))
+    candidates.extend(sorted(found, key=_version_key, reverse=True))
+    for c in candidates:
+        if _version_of(c) == version:
+            return c
+    return None
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    name = Path(path).parent.parent.name
+    return tuple(int(p) if p.isdigit() else -1 for p in name.replace("-", ".").split("."))
+
+
+def project_root() -> Path | None:
+    """The checkout the running suite comes from (None when it is an installed wheel)."""
+    import conformance
+
+    root = Path(conformance.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def _project_install() -> list[str]:
+    """pip arguments installing this suite: the checkout (editable), else the same version."""
+    root = project_root()
+    if root is not None:
+        return ["-e", str(root)]
+    from simulator import version
+
+    return [f"tooluse-conformance=={version()}"]
+
+
+def env_key(interpreter: str, version: str, requirements: tuple[str, ...]) -> str:
+    from importlib import metadata
+
+    try:
+        project_deps = sorted(metadata.requires("tooluse-conformance") or [])
+    except metadata.PackageNotFoundError:
+        project_deps = []
+    doc = {"interpreter": os.path.abspath(interpreter), "version": version,
+           "requirements": sorted(requirements), "project": _project_install(),
+           "project_deps": project_deps}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+    return f"py{version}-{digest}"
+
+
+def ensure_env(entry: SubjectEntry, envs_dir: Path) -> EnvResult:
+    """The interpreter ``entry`` runs with: the running one, or its own environment (built now
+    when missing)."""
+    if not entry.own_env:
+        return EnvResult(Path(sys.executable))
+    version = entry.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
+    interpreter = find_python(version) if entry.python else sys.executable
+    if interpreter is None:
+        return EnvResult(None, problem=f"no python{version} (not on PATH, not in pyenv)")
+    env_dir = envs_dir / env_key(interpreter, version, entry.requirements)
+    python = env_dir / "bin" / "python"
+    if (env_dir / READY_MARKER).is_file() and python.exists():
+        return EnvResult(python, env_dir)
+    return _build(interpreter, env_dir, entry)
+
+
+def _build(interpreter: str, env_dir: Path, entry: SubjectEntry) -> EnvResult:
+    import fcntl
+
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = env_dir.parent / f"{env_dir.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another tooluse matrix may be building it
+        python = env_dir / "bin" / "python"
+        if (env_dir / READY_MARKER).is_file() and python.exists():
+            return EnvResult(python, env_dir)
+        if env_dir.exists():
+            shutil.rmtree(env_dir)
+        log_path = env_dir.parent / f"{env_dir.name}.{BUILD_LOG}"
+        steps = [[interpreter, "-m", "venv", str(env_dir)],
+                 [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                  *_project_install(), *entry.requirements]]
+        with open(log_path, "w") as log:
+            for argv in steps:
+                log.write(f"$ {' '.join(argv)}\n")
+                log.flush()
+                code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+                if code != 0:
+                    return EnvResult(None, env_dir, f"building its environment failed ("
+                                     f"{Path(argv[0]).name} {' '.join(argv[1:3])} exit {code}: "
+                                     f"{_last_line(log_path)}; log: {log_path})")
+        (env_dir / READY_MARKER).write_text(json.dumps(
+            {"python": entry.python, "requirements": list(entry.requirements)}) + "\n")
+        return EnvResult(python, env_dir)
+
+
+def _last_line(path: Path) -> str:
+    lines = [x.strip() for x in path.read_text(errors="replace").splitlines()
+             if x.strip() and not x.startswith("WARNING: Location")]
+    return lines[-1][-300:] if lines else "no output"

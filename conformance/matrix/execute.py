@@ -1,0 +1,231 @@
+"""Run every column of the matrix: one ``tooluse run`` per subject, isolated, in parallel.
+
+Each subject runs in a process of its own, started by the interpreter of its environment (so a
+factory subject is hosted by that environment's Python), from the config file's directory, with
+its own ``--out`` directory (``DIR/runs/<name>/``) whose ``results.json`` is read back. What
+went wrong around a run (an interpreter missing, a build failed, the run could not start) is the
+column's status and reason, not an error of the whole matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from conformance.matrix.config import MatrixConfig, SubjectEntry, dir_name
+from conformance.matrix.envs import EnvResult, ensure_env
+
+Status = Literal["ran", "unavailable", "error"]
+#: How a column's run is started: the suite's CLI in the subject's interpreter.
+LAUNCH = "import sys; from conformance.cli import main; sys.exit(main())"
+_PROBE = ("import sys, json, platform\n"
+          "from importlib import metadata\n"
+          "def v(d):\n"
+          "    try:\n"
+          "        return metadata.version(d)\n"
+          "    except Exception:\n"
+          "        return None\n"
+          "print(json.dumps({'python': platform.python_version(),"
+          " 'version': v(sys.argv[1]) if sys.argv[1] else None,"
+          " 'suite': v('tooluse-conformance')}))\n")
+
+
+@dataclass
+class ColumnRun:
+    """What one column's run gave."""
+
+    entry: SubjectEntry
+    status: Status
+    reason: str = ""
+    results: dict[str, Any] | None = None
+    python: str | None = None
+    version: str | None = None
+    suite_version: str | None = None
+    duration: float = 0.0
+    exit_code: int | None = None
+    out_dir: Path | None = None
+    #: The words that start ``tooluse`` for this column (env assignments, the env's tooluse).
+    launcher: list[str] = field(default_factory=lambda: ["tooluse"])
+    env_dir: Path | None = None
+
+
+def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
+             jobs: int | None, checks: Sequence[str] = ()) -> list[str]:
+    """``run ...``: the arguments of the column's ``tooluse run``."""
+    kind = f"--{entry.family}" if entry.factory is not None else f"--{entry.family}-cmd"
+    argv = ["run", kind, entry.factory or entry.command or "", f"--{entry.family}-type",
+            entry.tool_type, "--name", entry.name,
+            "--timeout", f"{entry.timeout or config.timeout:g}",
+            "--startup-timeout", f"{entry.startup_timeout or config.startup_timeout:g}"]
+    if entry.max_characters is not None:
+        argv += ["--editor-max-characters", str(entry.max_characters)]
+    n = entry.jobs or config.jobs or jobs
+    if n:
+        argv += ["--jobs", str(n)]
+    if checks:
+        argv += ["--check", *checks]
+    return [*argv, "--out", str(out_dir)]
+
+
+def _environ(entry: SubjectEntry, env: EnvResult) -> dict[str, str]:
+    environ = {**os.environ, **entry.env}
+    if env.env_dir is not None:
+        environ["VIRTUAL_ENV"] = str(env.env_dir)
+        environ["PATH"] = f"{env.env_dir / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
+        environ.pop("PYTHONHOME", None)
+    return environ
+
+
+def launcher_words(entry: SubjectEntry, env: EnvResult) -> list[str]:
+    """How a reader starts this column's ``tooluse`` (``TERM=dumb ~/.cache/.../bin/tooluse``)."""
+    words = [f"{k}={shlex.quote(v)}" for k, v in sorted(entry.env.items())]
+    if env.env_dir is not None:
+        words.append(_tilde(str(env.env_dir / "bin" / "tooluse")))
+    else:
+        words.append("tooluse")
+    return words
+
+
+def _tilde(path: str) -> str:
+    """A path for the shell: ``~/...`` under the home directory, quoted when it must be."""
+    home = os.path.expanduser("~")
+    if home != "/" and path.startswith(home + "/"):
+        rest = path[len(home) + 1:]
+        if shlex.quote(rest) == rest:
+            return "~/" + rest
+    return shlex.quote(path)
+
+
+def probe(python: Path, version_of: str | None, environ: dict[str, str]) -> dict[str, Any]:
+    """The interpreter's version, ``version_of``'s installed version, the suite's version."""
+    try:
+        out = subprocess.run([str(python), "-c", _PROBE, version_of or ""], capture_output=True,
+                             text=True, timeout=60, env=environ)
+        doc: dict[str, Any] = json.loads(out.stdout)
+        return doc
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {}
+
+
+def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_dir: Path, *,
+               jobs: int | None, checks: Sequence[str] = ()) -> ColumnRun:
+    start = time.monotonic()
+    env = ensure_env(entry, envs_dir)
+    if env.python is None:
+        status: Status = "error" if env.env_dir is not None else "unavailable"
+        return ColumnRun(entry, status, env.problem, duration=time.monotonic() - start,
+                         env_dir=env.env_dir)
+    environ = _environ(entry, env)
+    info = probe(env.python, entry.version_of, environ)
+    out_dir = out_root / "runs" / dir_name(entry.name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results_path = out_dir / "results.json"
+    results_path.unlink(missing_ok=True)  # never read a previous run's results
+    shown_out = _relative(out_dir, config.base_dir)
+    argv = [str(env.python), "-c", LAUNCH,
+            *run_argv(entry, config, shown_out, jobs=jobs, checks=checks)]
+    col = ColumnRun(entry, "ran", python=info.get("python"), version=info.get("version"),
+                    suite_version=info.get("suite"), out_dir=out_dir,
+                    launcher=launcher_words(entry, env), env_dir=env.env_dir)
+    with open(out_dir / "run.log", "w") as log:
+        proc = subprocess.run(argv, cwd=config.base_dir, env=environ, stdin=subprocess.DEVNULL,
+                              stdout=log, stderr=subprocess.STDOUT)
+    col.exit_code = proc.returncode
+    col.duration = time.monotonic() - start
+    _read_results(col, results_path, out_dir / "run.log")
+    return col
+
+
+def _read_results(col: ColumnRun, results_path: Path, log_path: Path) -> None:
+    from conformance.reports import ResultsFileError, load_results
+
+    if col.exit_code == 2 or not results_path.is_file():
+        col.status = "error"
+        col.reason = (f"tooluse run exited with status {col.exit_code}: {_error_line(log_path)}")
+        return
+    try:
+        col.results = load_results(results_path).doc
+    except (OSError, ResultsFileError, ValueError) as e:
+        col.status, col.reason = "error", f"its results.json cannot be read: {e}"
+        return
+    if not col.results["run"]["complete"]:
+        col.status = "error"
+        col.reason = (f"the run did not complete (exit {col.exit_code}): "
+                      f"{_error_line(log_path)}")
+
+
+def _error_line(log_path: Path) -> str:
+    try:
+        lines = [x.strip() for x in log_path.read_text(errors="replace").splitlines() if x.strip()]
+    except OSError:
+        return "no output"
+    errors = [x for x in lines if "error:" in x.lower() or "Error" in x]
+    return (errors or lines or ["no output"])[-1][-500:]
+
+
+def _relative(path: Path, base: Path) -> Path:
+    try:
+        rel = os.path.relpath(path.resolve(), base)
+    except ValueError:
+        return path.resolve()
+    return Path(rel) if not rel.startswith("..") else path.resolve()
+
+
+def clean_runs(out_root: Path, keep: set[str]) -> None:
+    """Remove column directories of an earlier matrix (``runs/<name>/`` with a ``run.log``) whose
+    subject is no longer in the config, so the output holds only this matrix."""
+    import shutil
+
+    runs = out_root / "runs"
+    if not runs.is_dir():
+        return
+    for d in runs.iterdir():
+        if d.is_dir() and d.name not in keep and (d / "run.log").is_file():
+            shutil.rmtree(d)
+
+
+def default_parallel(n_columns: int) -> int:
+    """Columns run at once: one per CPU (at least 1, at most the number of columns)."""
+    return max(1, min(n_columns, os.cpu_count() or 1))
+
+
+def jobs_per_column(parallel: int) -> int:
+    """Cases at once within a column when the config does not say: ``tooluse run``'s default
+    shared among the columns that run together (at least 2)."""
+    from conformance.runner import default_jobs
+
+    return max(2, default_jobs() // max(1, parallel))
+
+
+def run_matrix(config: MatrixConfig, out_root: Path, envs_dir: Path, *, parallel: int | None = None,
+               checks: Sequence[str] = (),
+               on_column: Callable[[ColumnRun], None] | None = None) -> list[ColumnRun]:
+    """Every column, in config order. Environments are built first (one at a time: pip is heavy),
+    then the runs go ``parallel`` at once."""
+    n = parallel or default_parallel(len(config.subjects))
+    clean_runs(out_root, {dir_name(e.name) for e in config.subjects})
+    jobs = jobs_per_column(n)
+    for entry in config.subjects:  # build (or find) the environments before running anything
+        if entry.own_env:
+            ensure_env(entry, envs_dir)
+
+    def one(entry: SubjectEntry) -> ColumnRun:
+        try:
+            col = run_column(entry, config, out_root, envs_dir, jobs=jobs, checks=checks)
+        except Exception as e:  # one column's trouble is that column's, not the matrix's
+            col = ColumnRun(entry, "error", f"the matrix could not run it: "
+                            f"{type(e).__name__}: {e}")
+        if on_column is not None:
+            on_column(col)
+        return col
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return list(pool.map(one, config.subjects))

@@ -1,0 +1,97 @@
+"""``matrix.md``: the matrix as Markdown (implementations, flagged checks, the grid, failures)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.matrix.model import REVIEW_LABEL
+
+MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR", "n-a": "n/a",
+        "unavailable": "—"}
+MESSAGE_CHARS = 300
+
+
+def _one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
+    flat = " ".join(str(text).split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}"
+
+
+def header_line(doc: dict[str, Any]) -> str:
+    suite = doc["suite"]
+    return (f"Generated {doc['generated_at']} by {suite['name']} {suite['version']} "
+            f"(Python {suite['python_version']}) from `{doc['config']}` in {doc['duration']:g} s.")
+
+
+def implementation_rows(doc: dict[str, Any]) -> list[str]:
+    lines = ["| implementation | tool type | version | Python | status | pass | fail | skip | "
+             "error |", "|---|---|---|---|---|---:|---:|---:|---:|"]
+    for i in doc["implementations"]:
+        s = i["summary"] or {}
+        version = f"{i['version_of']} {i['version'] or '(not installed)'}" if i["version_of"] \
+            else "—"
+        status = i["status"] if i["status"] == "ran" else f"{i['status']}: {_one_line(i['reason'])}"
+        lines.append(f"| {i['name']} | {i['tool_type']} | {version} | {i['python'] or '—'} | "
+                     f"{status} | {s.get('pass', '—')} | {s.get('fail', '—')} | "
+                     f"{s.get('skip', '—')} | {s.get('error', '—')} |")
+    return lines
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    names = [i["name"] for i in doc["implementations"]]
+    out = ["# Compatibility matrix", "", header_line(doc), "",
+           "Cells: pass, **FAIL**, skip, ERROR (a harness error, not counted against the "
+           "implementation), n/a (the check does not apply to its tool type), — (the column did "
+           f"not run). A check is flagged *{REVIEW_LABEL}* when {doc['review_rule']}.", "",
+           "## Implementations", "", *implementation_rows(doc), ""]
+    flagged = [r for r in doc["checks"] if r["review"]]
+    out += ["## Flagged for review", ""]
+    if not flagged:
+        out += ["No check is failed by most of the implementations it applies to.", ""]
+    for r in flagged:
+        c = r["counts"]
+        out += [f"### `{r['id']}` ({r['severity']})", "",
+                f"{REVIEW_LABEL}: failed by {c['fail']} of the {c['applies']} implementations it "
+                f"applies to. {r['statement']} (source: {_source(r)})", ""]
+        for name in r["evidence"]:
+            cell = r["cells"][name]
+            out.append(f"- **{name}**: {_one_line(cell.get('message', ''))}")
+            if cell.get("rerun"):
+                out.append(f"  rerun: {_code(cell['rerun'])}")
+        out.append("")
+    out += ["## Checks", "", "| check | level | " + " | ".join(names) + " | failed by |",
+            "|---|---|" + "---|" * len(names) + "---:|"]
+    for r in doc["checks"]:
+        cells = " | ".join(MARK[r["cells"][n]["outcome"]] for n in names)
+        flag = " ⚑" if r["review"] else ""
+        c = r["counts"]
+        out.append(f"| `{r['id']}`{flag} | {r['severity']} | {cells} | "
+                   f"{c['fail']}/{c['applies']} |")
+    out += ["", "## Failures and errors", ""]
+    any_problem = False
+    for name in names:
+        rows = [r for r in doc["checks"] if r["cells"][name]["outcome"] in ("fail", "error")]
+        if not rows:
+            continue
+        any_problem = True
+        out += [f"### {name}", ""]
+        for r in rows:
+            cell = r["cells"][name]
+            word = "FAIL" if cell["outcome"] == "fail" else "ERROR"
+            out.append(f"- {word} `{r['id']}` ({r['severity']}): "
+                       f"{_one_line(cell.get('message', ''))}")
+            if cell.get("rerun"):
+                out.append(f"  rerun: {_code(cell['rerun'])}")
+        out.append("")
+    if not any_problem:
+        out += ["None.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _source(row: dict[str, Any]) -> str:
+    src = row["source"]
+    return f"{src['document']}, {src.get('title') or src['section']}"
