@@ -13,8 +13,12 @@ continues, whatever the requested model and whatever the tool results say:
   sends (``expect_rule``: requests broken on purpose); the rest are served in order, recorded
   errors included (a 529 first is answered first, and the client's retry gets the next exchange).
 
-Two cassettes with the same opening are told apart only once their tool call ids differ: served
-concurrently, their first answers may be swapped.
+Many cassettes share an opening (the same question answered several ways). A client names the
+conversation it drives with the :data:`SCENARIO_HEADER` request header (``tooluse probe`` sends
+the cassette id): :class:`ModelModeHandler` then answers from that cassette alone, with an engine
+of its own (its own state), and starts it over when the conversation's opening comes again (a
+resumed probe). Without the header, one engine over every cassette answers, and cassettes with
+the same opening are told apart only once their tool call ids differ.
 """
 
 from __future__ import annotations
@@ -24,7 +28,12 @@ from dataclasses import replace
 from typing import Any
 
 from .cassette import Cassette
+from .errors import invalid_request
+from .http import SimRequest, SimResponse
 from .matchers import METHOD, PATH, TOOLS, Matcher, MatchRequest, blocks_of
+
+#: The request header naming the cassette (scenario id) a client's conversation follows.
+SCENARIO_HEADER = "x-tooluse-scenario"
 
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -74,4 +83,60 @@ def engine_options() -> dict[str, Any]:
     return {"matchers": MODEL_MODE_MATCHERS}
 
 
-__all__ = ["MODEL_MODE_MATCHERS", "OPENING", "TURNS", "engine_options", "model_mode_cassettes"]
+class ModelModeHandler:
+    """The Messages handler of ``tooluse serve --model-mode`` (see the module docstring)."""
+
+    def __init__(self, cassettes: Iterable[Cassette], **engine_opts: Any) -> None:
+        from .engine import Simulator
+
+        self.cassettes = model_mode_cassettes(cassettes)
+        self.by_id = {c.id: c for c in self.cassettes}
+        self.opts = {**engine_opts, **engine_options()}
+        self.shared = Simulator(self.cassettes, **self.opts)
+        self._each: dict[str, Any] = {}
+
+    def __call__(self, request: SimRequest) -> SimResponse:
+        sid = next((v for k, v in request.headers.items() if k.lower() == SCENARIO_HEADER), None)
+        if sid is None:
+            return self.shared(request)
+        cassette = self.by_id.get(sid)
+        if cassette is None:
+            return invalid_request(f"tooluse serve --model-mode: no cassette {sid!r} is served "
+                                   f"(header {SCENARIO_HEADER}); serve it, or leave the header out")
+        sim = self._each.get(sid)
+        if sim is None or self._starts_over(sim, request):
+            from .engine import Simulator
+
+            sim = self._each[sid] = Simulator([cassette], **self.opts)
+        return sim(request)
+
+    @staticmethod
+    def _starts_over(sim: Any, request: SimRequest) -> bool:
+        """The conversation's opening again, where the engine expects a later turn (or nothing)."""
+        try:
+            body = request.json()
+        except (ValueError, UnicodeDecodeError):
+            return False
+        if not isinstance(body, dict) or _turns_key(MatchRequest("POST", "/", body)):
+            return False
+        remaining = sim.remaining()
+        if not remaining:
+            return True
+        cassette, index = remaining[0]
+        return bool(_turns_key(MatchRequest.from_recorded(cassette.exchanges[index].request)))
+
+
+def build(cassettes: Iterable[Cassette], **engine_opts: Any) -> Any:
+    """The simulated API (:func:`simulator.routes.build`) with :class:`ModelModeHandler` on
+    ``/v1/messages``."""
+    from .files_api import FilesAPI
+    from .routes import Routes, managed_agents_mounts
+
+    kept = list(cassettes)
+    handler = ModelModeHandler(kept, **engine_opts)
+    return Routes(handler, files=FilesAPI.from_cassettes(kept),
+                  mounts=managed_agents_mounts(log_limit=engine_opts.get("log_limit")))
+
+
+__all__ = ["MODEL_MODE_MATCHERS", "OPENING", "SCENARIO_HEADER", "TURNS", "ModelModeHandler",
+           "build", "engine_options", "model_mode_cassettes"]

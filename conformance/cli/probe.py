@@ -50,6 +50,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="first backoff wait when the answer has no retry-after (default 1 s)")
     p.add_argument("--price", default=None, metavar="IN,OUT",
                    help="USD per million input and output tokens, to show the cost so far")
+    p.add_argument("--scenario-header", choices=("auto", "on", "off"), default="auto",
+                   help="send x-tooluse-scenario (the scenario id), which `tooluse serve "
+                        "--model-mode` answers by; auto: on unless --base-url is the live API")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
@@ -98,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     config = ProbeConfig(model=args.model, out=Path(args.out), base_url=base_url,
                          api_key=api_key, budget=args.budget, concurrency=args.concurrency,
                          price=_price(args.price),
+                         scenario_header=args.scenario_header == "on" or (
+                             args.scenario_header == "auto" and base_url.rstrip("/") != LIVE_API),
                          limits=Limits(max_turns=args.max_turns,
                                        max_output_tokens=args.max_output_tokens,
                                        retries=args.retries, backoff=args.backoff))

@@ -121,14 +121,10 @@ def run(args: argparse.Namespace) -> int:
     from simulator.routes import build
 
     cassettes = load_cassettes_arg(args)
-    mode: dict[str, Any] = {}
     if getattr(args, "model_mode", False):
-        from simulator.model_mode import engine_options as model_mode_options
-        from simulator.model_mode import model_mode_cassettes
-
-        cassettes, mode = model_mode_cassettes(cassettes), model_mode_options()
+        from simulator.model_mode import build  # type: ignore[assignment]
     try:
-        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT, **mode,
+        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
                        replay="repeat" if getattr(args, "repeat", False) else "once",
                        **engine_options(args))
     except ImportError as e:

@@ -140,9 +140,11 @@ class Driver:
     def __init__(self, scenario: ProbeScenario, client: Any, model: str, limits: Limits,
                  budget: Budget, recorded: list[dict[str, Any]],
                  stop: threading.Event | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], Any] | None = None) -> None:
         self.s, self.client, self.limits, self.budget = scenario, client, limits, budget
-        self.recorded, self.stop, self.sleep = recorded, stop or threading.Event(), sleep
+        self.recorded, self.stop = recorded, stop or threading.Event()
+        #: Waits between retries (an interrupt ends the wait).
+        self.sleep = sleep or self.stop.wait
         self.outcome = Outcome(scenario.id, model)
         self.base: dict[str, Any] = {**scenario.params, "model": model}
         self.messages: list[dict[str, Any]] = [dict(m) if isinstance(m, dict) else m

@@ -56,6 +56,9 @@ class ProbeConfig:
     #: USD per million input and output tokens, for the cost shown (None: tokens only).
     price: tuple[float, float] | None = None
     timeout: float = 600.0
+    #: Send :data:`simulator.model_mode.SCENARIO_HEADER` (the scenario id): a model-mode
+    #: ``tooluse serve`` then answers from that scenario's cassette.
+    scenario_header: bool = False
 
 
 def scenario_file(out: Path, scenario_id: str, kind: str = "scenarios") -> Path:
@@ -168,7 +171,7 @@ class ProbeRun:
         if self.stop.is_set() or self.budget.exhausted:
             return  # not started: stays pending, a resumed run drives it
         transport = RecordingTransport(_inner_transport(), self.scanner)
-        client = _client(self.config, transport)
+        client = _client(self.config, transport, scenario.id)
         desk = ToolDesk(scenario)
         driver = Driver(scenario, client, self.config.model, self.config.limits, self.budget,
                         transport.exchanges, stop=self.stop)
@@ -226,10 +229,14 @@ def _inner_transport() -> Any:
     return httpx2.HTTPTransport()
 
 
-def _client(config: ProbeConfig, transport: RecordingTransport) -> Any:
+def _client(config: ProbeConfig, transport: RecordingTransport, scenario_id: str) -> Any:
     import anthropic
     import httpx2
 
+    from simulator.model_mode import SCENARIO_HEADER
+
     http = httpx2.Client(transport=transport, timeout=config.timeout)
+    headers = {SCENARIO_HEADER: scenario_id} if config.scenario_header else None
     return anthropic.Anthropic(api_key=config.api_key or "tooluse-probe-no-key",
-                               base_url=config.base_url, max_retries=0, http_client=http)
+                               base_url=config.base_url, max_retries=0, http_client=http,
+                               default_headers=headers)
