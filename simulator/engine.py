@@ -320,6 +320,19 @@ class Simulator(ExchangeFinder, EventLog):
         expecting = next((ci for ci, c in enumerate(self.cassettes)
                           if self._cursors[ci] < len(c.exchanges)
                           and c.exchanges[self._cursors[ci]].expect_rule == first.rule_id), None)
+        agreeing = self._recorded_refusal(first) if expecting is None else None
+        if agreeing is not None:
+            # The cassette recorded the API refusing this request as the rule does (same status,
+            # type and message, e.g. a recording of a misspelled model): serve the recording.
+            c = self.cassettes[agreeing]
+            ex = c.exchanges[self._cursors[agreeing]]
+            for n, v in enumerate(violations):
+                self._emit(RuleViolated(rid, v.rule_id, v.message, body, answered=n == 0,
+                                        expected=n == 0))
+            resp, _, mode = render_exchange(ex, False, rid)  # an error: never streamed
+            self._consume(agreeing)
+            self._emit(ExchangeServed(rid, c.id, _p(c), ex.index, resp.status, False, mode))
+            return resp
         for n, v in enumerate(violations):
             self._emit(RuleViolated(rid, v.rule_id, v.message, body, answered=n == 0,
                                          expected=n == 0 and expecting is not None))
@@ -337,6 +350,19 @@ class Simulator(ExchangeFinder, EventLog):
                     self._emit(ExpectationUnmet(rid, c.id, _p(c), cur,
                                                      str(c.exchanges[cur].expect_rule), first.rule_id))
         return resp
+
+    def _recorded_refusal(self, v: Any) -> int | None:
+        """The cassette whose next exchange recorded the error ``v`` (status, type, message)."""
+        for ci, c in enumerate(self.cassettes):
+            cur = self._cursors[ci]
+            if cur >= len(c.exchanges) or c.exchanges[cur].expect_rule:
+                continue
+            resp = c.exchanges[cur].response
+            err = resp.get("body", {}).get("error") if isinstance(resp.get("body"), dict) else None
+            if resp.get("status") == v.status and isinstance(err, dict) \
+                    and err.get("type") == v.error_type and err.get("message") == v.message:
+                return ci
+        return None
 
     def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
         return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every)

@@ -7,9 +7,17 @@ does not); the compatibility rule only fires for a model listed here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .sources import SEED_CODE_EXECUTION, SEED_TEXT_EDITOR, Source, protocol, seed
+
+#: Effort levels (``output_config.effort``) in the order the SDK lists them.
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+_E5 = EFFORT_LEVELS
+_E4 = ("low", "medium", "high", "max")
+_E3 = ("low", "medium", "high")
+_1M = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -23,26 +31,36 @@ class Model:
     code_execution: bool = True
     lifecycle: str = "active"
     aliases: tuple[str, ...] = ()
+    #: Effort levels the model accepts (empty: no effort parameter). Docs (build-with-claude/
+    #: effort): max on Fable 5, Mythos 5, Opus 5, Opus 4.8, 4.7, 4.6, Sonnet 5, Sonnet 4.6; xhigh
+    #: on Fable 5, Mythos 5, Opus 5, Opus 4.8, 4.7, Sonnet 5; Opus 4.5 low/medium/high. The 5.1
+    #: and 5.5 models are given all five [I]. Live: real_traffic pydai__369 (Opus 4.6, no xhigh).
+    effort: tuple[str, ...] = ()
+    #: Input tokens the model accepts (Models API ``max_input_tokens``): 1M for the 4.6 and later
+    #: Opus/Sonnet/Fable/Mythos models, 200k otherwise [I]; live: real_traffic rubyllm__058
+    #: (Haiku 4.5: "> 200000 maximum").
+    context_window: int = 200_000
 
 
 _CE = seed(SEED_CODE_EXECUTION, "featureMetadata.supportedModels")
 
 MODELS: tuple[Model, ...] = (
-    Model("claude-fable-5-1", "Claude Fable 5.1", 5.1),
-    Model("claude-mythos-5-1", "Claude Mythos 5.1", 5.1),
-    Model("claude-fable-5", "Claude Fable 5", 5.0),
-    Model("claude-mythos-5", "Claude Mythos 5", 5.0),
-    Model("claude-opus-5-5", "Claude Opus 5.5", 5.5),
-    Model("claude-opus-5", "Claude Opus 5", 5.0),
-    Model("claude-opus-4-8", "Claude Opus 4.8", 4.8),
-    Model("claude-opus-4-7", "Claude Opus 4.7", 4.7),
-    Model("claude-opus-4-6", "Claude Opus 4.6", 4.6),
-    Model("claude-opus-4-5-20251101", "Claude Opus 4.5", 4.5, aliases=("claude-opus-4-5",)),
-    Model("claude-sonnet-5-5", "Claude Sonnet 5.5", 5.5),
-    Model("claude-sonnet-5", "Claude Sonnet 5", 5.0),
-    Model("claude-sonnet-4-6", "Claude Sonnet 4.6", 4.6),
+    Model("claude-fable-5-1", "Claude Fable 5.1", 5.1, effort=_E5, context_window=_1M),
+    Model("claude-mythos-5-1", "Claude Mythos 5.1", 5.1, effort=_E5, context_window=_1M),
+    Model("claude-fable-5", "Claude Fable 5", 5.0, effort=_E5, context_window=_1M),
+    Model("claude-mythos-5", "Claude Mythos 5", 5.0, effort=_E5, context_window=_1M),
+    Model("claude-opus-5-5", "Claude Opus 5.5", 5.5, effort=_E5, context_window=_1M),
+    Model("claude-opus-5", "Claude Opus 5", 5.0, effort=_E5, context_window=_1M),
+    Model("claude-opus-4-8", "Claude Opus 4.8", 4.8, effort=_E5, context_window=_1M),
+    Model("claude-opus-4-7", "Claude Opus 4.7", 4.7, effort=_E5, context_window=_1M),
+    Model("claude-opus-4-6", "Claude Opus 4.6", 4.6, effort=_E4, context_window=_1M),
+    Model("claude-opus-4-5-20251101", "Claude Opus 4.5", 4.5, aliases=("claude-opus-4-5",),
+          effort=_E3),
+    Model("claude-sonnet-5-5", "Claude Sonnet 5.5", 5.5, effort=_E5, context_window=_1M),
+    Model("claude-sonnet-5", "Claude Sonnet 5", 5.0, effort=_E5, context_window=_1M),
+    Model("claude-sonnet-4-6", "Claude Sonnet 4.6", 4.6, effort=_E4, context_window=_1M),
     Model("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", 4.5, aliases=("claude-sonnet-4-5",)),
-    Model("claude-haiku-5-5", "Claude Haiku 5.5", 5.5),
+    Model("claude-haiku-5-5", "Claude Haiku 5.5", 5.5, effort=_E5),
     # Seed 000: Haiku 4.5 accepts 20260120/20260521 but has no PTC and no REPL persistence.
     Model("claude-haiku-4-5-20251001", "Claude Haiku 4.5", 4.5, ptc=False, aliases=("claude-haiku-4-5",)),
     # PROTOCOL.md §2: Opus 4.1 (deprecated) supports only code_execution_20250825.
@@ -78,6 +96,20 @@ for _m in MODELS:
 def lookup(model_id: str) -> Model | None:
     """The known model for an id or alias, or None when this table does not know it."""
     return _BY_ID.get(model_id)
+
+
+#: How a Claude model id looks: ``claude-<family>-<major>[-<minor>][-<YYYYMMDD>|-latest]`` or the
+#: 3.x form ``claude-3[-5|-7]-<family>-<YYYYMMDD>|-latest`` [I]. The API knows models this table
+#: does not, so an id of this shape is never refused; any other (a misspelled family such as
+#: ``claude-sonet-4-5``) is answered 404 ``model: <id>`` (real_traffic pydai__056, pydai__326).
+MODEL_ID = re.compile(
+    r"^claude-(?:(?:opus|sonnet|haiku|fable|mythos)-(?:\d+(?:-\d{1,2})?|preview)"
+    r"|\d(?:-\d)?-(?:opus|sonnet|haiku))(?:-(?:\d{8}|latest|preview))?(?:-v\d+(?::\d+)?)?$")
+
+
+def is_model_id(model_id: str) -> bool:
+    """A model the table knows, or an id shaped like a Claude model's (see :data:`MODEL_ID`)."""
+    return lookup(model_id) is not None or bool(MODEL_ID.match(model_id))
 
 
 def is_haiku_4_5(model_id: str) -> bool:

@@ -14,7 +14,7 @@ from . import registry
 from .errors import api_error, not_found
 from .files_api import paginate
 from .http import SimRequest, SimResponse, json_headers
-from .models import MODELS, Model, lookup
+from .models import EFFORT_LEVELS, MODELS, Model, lookup
 from .sources import Source
 
 #: Where each registry-derived capability comes from.
@@ -48,7 +48,9 @@ def capabilities(model: Model) -> dict[str, Any]:
         "batch": yes, "citations": yes, "image_input": yes, "pdf_input": yes,
         "structured_outputs": yes,
         "context_management": {"supported": True},
-        "effort": {"supported": True, "low": yes, "medium": yes, "high": yes, "max": yes},
+        # Effort levels per model (simulator.models.Model.effort; docs build-with-claude/effort).
+        "effort": {"supported": bool(model.effort),
+                   **{level: _supported(level in model.effort) for level in EFFORT_LEVELS}},
         "thinking": {"supported": True, "types": {"enabled": yes, "disabled": yes,
                                                   "adaptive": yes, "between_tools": yes}},
     }
@@ -57,7 +59,7 @@ def capabilities(model: Model) -> dict[str, Any]:
 def model_info(model: Model) -> dict[str, Any]:
     return {"type": "model", "id": model.id, "display_name": model.display_name,
             "created_at": UNKNOWN_DATE, "lifecycle": model.lifecycle,
-            "capabilities": capabilities(model)}
+            "max_input_tokens": model.context_window, "capabilities": capabilities(model)}
 
 
 class ModelsAPI:

@@ -16,6 +16,9 @@ SEED_PTC = "002_bfb5e52a09435579.txt"
 SEED_BASH = "003_6e507974676b5473.txt"
 SEED_MANAGED_AGENTS = "004_4f295fb03dc034c9.txt"
 PROTOCOL = "PROTOCOL.md"
+#: Captures of live API traffic (``../shared/real_traffic``): the section is a capture id
+#: (``pydai__369``), always tagged ``3P`` (reported by a third party's recording).
+REAL_TRAFFIC = "real_traffic"
 
 SEEDS = (SEED_CODE_EXECUTION, SEED_TEXT_EDITOR, SEED_PTC, SEED_BASH, SEED_MANAGED_AGENTS)
 
@@ -108,8 +111,9 @@ class Source:
     tag: Tag = "D"
 
     def __post_init__(self) -> None:
-        if self.document not in (*SEEDS, PROTOCOL):
-            raise ValueError(f"unknown source document {self.document!r}; use a seed file or PROTOCOL.md")
+        if self.document not in (*SEEDS, PROTOCOL, REAL_TRAFFIC):
+            raise ValueError(f"unknown source document {self.document!r}; use a seed file, "
+                             "PROTOCOL.md or real_traffic")
         if not self.section:
             raise ValueError("a source needs a section")
 
@@ -140,3 +144,10 @@ def seed(document: str, section: str, tag: Tag = "D") -> Source:
 
 def protocol(section: str, tag: Tag = "D") -> Source:
     return Source(PROTOCOL, section, tag)
+
+
+def capture(*ids: str) -> Source:
+    """A live capture (or several, ``" / "``-joined) as the source: ``capture("pydai__369")``."""
+    if not ids or not all("__" in i for i in ids):
+        raise ValueError(f"capture ids look like 'pydai__369', got {ids!r}")
+    return Source(REAL_TRAFFIC, " / ".join(ids), "3P")

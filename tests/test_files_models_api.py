@@ -130,10 +130,14 @@ def test_routes_dispatch_and_answer_unknown_paths_like_the_api() -> None:
 
     routes = Routes(messages, mounts=[("/v1/sessions", lambda r: SimResponse(202, body={}))])
     assert routes(SimRequest("POST", "/v1/messages")).status == 200
-    assert routes(SimRequest("POST", "/v1/messages/count_tokens")).status == 200
+    assert routes(SimRequest("POST", "/v1/messages/batches")).status == 200
+    # count_tokens has its own handler (the simulator's estimate), not the messages handler
+    counted = routes(SimRequest("POST", "/v1/messages/count_tokens", body=b'{"model": '
+                                b'"claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}'))
+    assert counted.status == 200 and counted.body["input_tokens"] > 0
     assert routes(SimRequest("GET", "/v1/sessions/s1/events")).status == 202
     assert routes(SimRequest("GET", "/v1/models")).status == 200
     assert routes(SimRequest("GET", "/v1/sessionsX")).status == 404
     missing = routes(SimRequest("GET", "/v2/nothing"))
     assert missing.status == 404 and missing.body["error"]["type"] == "not_found_error"
-    assert seen == ["/v1/messages", "/v1/messages/count_tokens"]
+    assert seen == ["/v1/messages", "/v1/messages/batches"]

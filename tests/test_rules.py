@@ -65,7 +65,38 @@ class Case:
     prelude: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
+FILE_DOC = {"type": "document", "source": {"type": "file", "file_id": "file_011CYiV4psfMwLCihcy8Ba6m"}}
+HAIKU = "claude-haiku-4-5"
+
 CASES: dict[str, Case] = {
+    # Rules of simulator/rules/request.py: messages verbatim from live captures (real_traffic).
+    "model.known": Case(
+        body([user("hi")], model="claude-sonet-4-5"), body([user("hi")], model="claude-sonnet-4-5"),
+        "model: claude-sonet-4-5"),
+    "container.param_is_string": Case(
+        body([user("hi")], container={"id": "container_1"}),
+        body([user("hi")], container={"id": "container_1"}),
+        "container: Input should be a valid string",
+        good_headers={"anthropic-beta": "skills-2025-10-02"}),
+    "effort.supported_level": Case(
+        body([user("hi")], output_config={"effort": "xhigh"}),
+        body([user("hi")], output_config={"effort": "max"}),
+        "This model does not support effort level 'xhigh'. Supported levels: high, low, max, "
+        "medium."),
+    "thinking.budget_below_max_tokens": Case(
+        body([user("hi")], thinking={"type": "enabled", "budget_tokens": 1024}),
+        body([user("hi")], thinking={"type": "enabled", "budget_tokens": 1023}),
+        "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+        "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+        "#max-tokens-and-context-window-size"),
+    "content.file_source_needs_files_beta": Case(
+        body([user(text("Summarise."), FILE_DOC)]), body([user(text("Summarise."), FILE_DOC)]),
+        "messages.0.content.1.document.source: Input tag 'file' found using 'type' does not match "
+        "any of the expected tags: 'base64', 'content', 'text', 'url'",
+        good_headers={"anthropic-beta": "files-api-2025-04-14"}),
+    "request.prompt_within_context_window": Case(
+        body([user("x" * 800_100)], model=HAIKU), body([user("x" * 700_000)], model=HAIKU),
+        re.compile(r"^prompt is too long: 2000\d\d tokens > 200000 maximum$")),
     "request.schema": Case(
         {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user"}]},
         body([user("hi")]), re.compile(r"^messages\.0: .*content")),
@@ -227,7 +258,8 @@ def test_breaking_request_gets_the_rules_error(rule_id: str) -> None:
     sim = _sim(case, case.bad, expect_rule=rule_id)
     resp = sim(post(case.bad, case.bad_headers))
     status, etype, msg = error_of(resp)
-    assert (status, etype) == (400, "invalid_request_error")
+    assert (status, etype) == (RULES[rule_id].status, RULES[rule_id].error_type)
+    assert resp.headers.get("x-should-retry") == "false"  # as the API's 4xx (real_traffic pysdk__112)
     if isinstance(case.message, str):
         assert msg == case.message
     else:

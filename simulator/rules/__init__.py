@@ -12,7 +12,9 @@ A :class:`Rule` carries ``id``, ``level`` (MUST/SHOULD/INFO), ``source`` (a
 :class:`simulator.sources.Source`; tag ``I``/``?`` when the exact message is inferred),
 ``statement``, ``message`` (template) and ``check``. Modules, one per theme: ``schema``,
 ``tools`` (type/name, betas, model compatibility), ``messages`` (roles, tool_result pairing),
-``ptc`` (programmatic calling), ``server_tools`` (containers, pause_turn, pending server tools).
+``ptc`` (programmatic calling), ``server_tools`` (containers, pause_turn, pending server tools),
+``request`` (model id, ``container`` form, effort levels, thinking budget, file sources, context
+window: the live API's own refusals, real_traffic captures as sources).
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from . import tools as _tools  # noqa: F401
 from . import messages as _messages  # noqa: F401  # isort: skip
 from . import ptc as _ptc  # noqa: F401  # isort: skip
 from . import server_tools as _server_tools  # noqa: F401  # isort: skip
+from . import request as _request  # noqa: F401  # isort: skip
 from ..state import SimState
 from .base import RULES, Rule, RuleContext, Violation, rule, run_rules
 
 #: Check order: the request as a whole, then tool definitions, then the conversation, then state.
 ORDER = (
-    "request.schema", "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
+    "request.schema", "model.known", "container.param_is_string", "effort.supported_level",
+    "thinking.budget_below_max_tokens", "content.file_source_needs_files_beta",
+    "request.prompt_within_context_window", "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
     "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",
     "ptc.strict_unsupported", "ptc.disable_parallel_tool_use_unsupported", "ptc.recursive_ref",
     "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller", "messages.roles.alternate",

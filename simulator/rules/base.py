@@ -64,8 +64,10 @@ RULES: dict[str, Rule] = {}
 
 
 def rule(id: str, *, source: Source, statement: str, message: str,
-         level: Level = "MUST", default: bool = True) -> Callable[[Check], Check]:
-    """Register ``fn`` as the check of rule ``id`` (a duplicate id fails at import)."""
+         level: Level = "MUST", default: bool = True, status: int = 400,
+         error_type: str = "invalid_request_error") -> Callable[[Check], Check]:
+    """Register ``fn`` as the check of rule ``id`` (a duplicate id fails at import); a violation
+    is answered with ``status`` and ``error_type`` (400 ``invalid_request_error`` by default)."""
     if not _ID.match(id):
         raise ValueError(f"rule id {id!r} must be dotted lower_snake_case, e.g. 'ptc.container.required'")
     if not isinstance(source, Source):
@@ -74,7 +76,8 @@ def rule(id: str, *, source: Source, statement: str, message: str,
     def deco(fn: Check) -> Check:
         if id in RULES:
             raise ValueError(f"rule {id!r} registered twice")
-        RULES[id] = Rule(id, level, source, statement, fn, message, default=default)
+        RULES[id] = Rule(id, level, source, statement, fn, message, status=status,
+                         error_type=error_type, default=default)
         return fn
 
     return deco

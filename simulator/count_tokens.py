@@ -1,0 +1,123 @@
+"""``POST /v1/messages/count_tokens`` and the token estimate it (and the context-window rule) use.
+
+The simulator has no tokenizer, so the count is an **estimate**, computed from the request as
+sent (``system``, ``messages``, ``tools``, ``tool_choice``):
+
+- text: every string of those fields (keys included, so tool schemas count) adds its length in
+  characters; numbers and booleans their printed length; the total is divided by
+  :data:`CHARS_PER_TOKEN` (4, the usual rule of thumb for English) and rounded up;
+- an image block adds :data:`IMAGE_TOKENS` (the documented cost of a full-size image, about
+  1,600 tokens) whatever its bytes; a base64 document adds one token per
+  :data:`DOCUMENT_BYTES_PER_TOKEN` characters of its data, not its characters;
+- a request with ``tools`` adds the documented tool-use system prompt (:data:`TOOL_SYSTEM_PROMPT`:
+  346 tokens with ``tool_choice`` auto/none, 313 with any/tool, the tool-use pricing table of
+  the docs), and each client built-in tool its documented definition cost
+  (:data:`BUILTIN_TOOL_TOKENS`: bash 245, text editor 700); other built-in tools add nothing
+  (their cost is not documented).
+
+Measured against live counts (real_traffic pydai__327/329: 1,581 and 641 tokens) the estimate is
+366 and 424: low where a built-in tool's undocumented prompt dominates (memory).
+
+It is neither the API's count nor a bound on it; it is stable (the same request always gets the
+same number) and grows with the prompt. The answer's shape is the API's:
+``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model id that is not a Claude model id
+is answered as the API does (real_traffic ``pydai__325/326``): 404 ``not_found_error``,
+``model: <id>``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import api_error, invalid_request
+from .http import SimRequest, SimResponse, json_headers
+from .models import is_model_id
+
+CHARS_PER_TOKEN = 4
+IMAGE_TOKENS = 1600
+DOCUMENT_BYTES_PER_TOKEN = 64
+COUNTED_FIELDS = ("system", "messages", "tools", "tool_choice")
+TOOL_SYSTEM_PROMPT = {"auto": 346, "none": 346, "any": 313, "tool": 313}
+BUILTIN_TOOL_TOKENS = {"bash": 245, "text_editor": 700}
+
+
+def _chars(value: Any) -> int:
+    """Characters of ``value`` as the estimate counts them (iterative: no recursion limit)."""
+    total = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            total += len(node)
+        elif isinstance(node, dict):
+            kind = node.get("type")
+            src = node.get("source")
+            if kind == "image" and isinstance(src, dict):
+                total += IMAGE_TOKENS * CHARS_PER_TOKEN
+                continue
+            if kind == "document" and isinstance(src, dict) and src.get("type") == "base64":
+                data = src.get("data")
+                size = len(data) if isinstance(data, str) else 0
+                total += math.ceil(size / DOCUMENT_BYTES_PER_TOKEN) * CHARS_PER_TOKEN
+                continue
+            for k, v in node.items():
+                total += len(k)
+                stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, bool) or node is None:
+            total += 4
+        elif isinstance(node, int | float):
+            total += len(str(node))
+    return total
+
+
+def estimate_tokens(body: Mapping[str, Any]) -> int:
+    """The simulator's estimate of a request's input tokens (see the module docstring)."""
+    chars = sum(_chars(body[f]) for f in COUNTED_FIELDS if f in body)
+    tokens = math.ceil(chars / CHARS_PER_TOKEN)
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        from .registry import TOOLS
+        choice = body.get("tool_choice")
+        kind = choice.get("type") if isinstance(choice, dict) else "auto"
+        tokens += TOOL_SYSTEM_PROMPT.get(str(kind), TOOL_SYSTEM_PROMPT["auto"])
+        for t in tools:
+            tv = TOOLS.get(str(t.get("type"))) if isinstance(t, dict) else None
+            if tv is not None:
+                tokens += BUILTIN_TOOL_TOKENS.get(tv.family, 0)
+    return tokens
+
+
+def count_tokens_response(body: Any) -> SimResponse:
+    """The answer to a ``count_tokens`` request body."""
+    if not isinstance(body, dict):
+        return invalid_request(f"The request body must be a JSON object, got {type(body).__name__}.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        return invalid_request("model: Field required")  # [I] pydantic-style, as the API's
+    if not isinstance(body.get("messages"), list):
+        return invalid_request("messages: Field required")
+    if not is_model_id(model):
+        return api_error(404, "not_found_error", f"model: {model}")
+    return SimResponse(200, headers=json_headers(), body={"input_tokens": estimate_tokens(body)})
+
+
+def handle_count_tokens(request: SimRequest) -> SimResponse:
+    """A :data:`~simulator.http.Handler` for ``/v1/messages/count_tokens``."""
+    if request.method != "POST":
+        return api_error(405, "invalid_request_error", f"Method `{request.method}` is not allowed "
+                         "on /v1/messages/count_tokens; send the request with POST.",
+                         headers={"allow": "POST"})
+    try:
+        body = request.json()
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        return invalid_request(f"There was an error parsing the body of your request: {e}. The "
+                               "body must be a JSON object.")
+    return count_tokens_response(body)
+
+
+__all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "count_tokens_response", "estimate_tokens",
+           "handle_count_tokens"]
