@@ -1,4 +1,4 @@
-"""Sessions: tests, lint, conformance, bench (and fuzz, baseline).
+"""Sessions: tests, lint, conformance, bench (and fuzz, baseline, matrix).
 
 Every session installs what it needs itself; `nox -s conformance` needs no arguments.
 """
@@ -54,6 +54,14 @@ def baseline(session: nox.Session) -> None:
     session.install("-e", ".")
     session.run("python", "-m", "conformance.reports.reference_baseline", "--out",
                 "reports/baseline", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def matrix(session: nox.Session) -> None:
+    """The compatibility matrix: matrix.toml's implementations, each in its own environment (built
+    once, reused under ~/.cache/tooluse/matrix), compared in reports/matrix/ (docs/matrix.md)."""
+    session.install("-e", ".")
+    session.run("tooluse", "matrix", "matrix.toml", "--out", "reports/matrix", *session.posargs)
 
 
 @nox.session(python=PYTHON)

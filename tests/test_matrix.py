@@ -108,7 +108,7 @@ def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     assert cwd["counts"]["fail"] == 1 and not cwd["review"]  # one of three: no flag
     view = _row(doc, "editor.view.returns_file_content")
     assert view["cells"]["reference-editor"]["outcome"] == "pass"
-    assert view["counts"]["n-a"] == 3 and view["counts"]["unavailable"] == 0
+    assert view["counts"]["n-a"] == 4 and view["counts"]["unavailable"] == 0  # not its type
     # the failure's evidence: message and a rerun command naming the subject and the check
     cell = both["cells"]["no-stderr"]
     assert cell["message"]
@@ -127,7 +127,7 @@ def test_implementations_versions_and_unavailable_column(matrix: tuple[int, Path
     assert future["status"] == "unavailable" and future["reason"].startswith("no python3.99")
     assert future["summary"] is None
     assert "future-python: unavailable: no python3.99" in printed
-    assert impl["forgetful"]["kind"] == "command" and impl["forgetful"]["summary"]["fail"] == 1
+    assert impl["forgetful"]["kind"] == "command" and impl["forgetful"]["summary"]["fail"] == 2
     # each column's own run output is kept
     assert (out / impl["no-stderr"]["runs_dir"] / "results.json").is_file()
     assert doc["checks"][0]["fingerprint"] and doc["generated_at"].endswith("Z")
@@ -215,3 +215,48 @@ def test_config_defaults_and_overrides(tmp_path: Path) -> None:
     assert entry.family == "bash" and entry.startup_timeout == 60.0 and entry.own_env
     assert entry.env == {"TERM": "dumb"} and entry.requirements == ("x==1",)
     assert config.base_dir == tmp_path.resolve()
+
+
+def test_find_python_skips_what_does_not_run(tmp_path: Path, monkeypatch) -> None:
+    from conformance.matrix import envs
+
+    fake = tmp_path / "bin" / "python3.77"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'pyenv: python3.77: command not found' >&2\nexit 127\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    envs.find_python.cache_clear()
+    assert envs.find_python("3.77") is None  # a shim that does not run is no interpreter
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    real = tmp_path / "no-pyenv" / "versions" / f"{here}.0" / "bin" / "python"
+    real.parent.mkdir(parents=True)
+    real.symlink_to(sys.executable)
+    envs.find_python.cache_clear()
+    assert envs.find_python(here) == str(real)
+    envs.find_python.cache_clear()
+
+
+@pytest.mark.slow  # builds a virtual environment (~40 s; needs the package index)
+def test_a_column_in_its_own_python(tmp_path: Path, capsys) -> None:
+    from conformance.matrix.envs import find_python
+
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    other = next((v for v in ("3.12", "3.13", "3.11") if v != here and find_python(v)), None)
+    if other is None:
+        pytest.skip("no second Python interpreter on this machine")
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(BASE + f'python = "{other}"\nversion_of = "jsonschema"\n')
+    args = ["matrix", str(cfg), "--out", str(tmp_path / "out"), "--envs", str(tmp_path / "envs"),
+            "--check", "bash.output.roundtrip"]
+    assert main(args) == 0, capsys.readouterr()
+    doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    (impl,) = doc["implementations"]
+    assert impl["python"].startswith(other + ".") and impl["version"]  # its own interpreter
+    assert doc["checks"][0]["cells"]["a"]["outcome"] == "pass"
+    (env,) = [d for d in (tmp_path / "envs").iterdir() if d.is_dir()]
+    assert (env / ".tooluse-ready").is_file()
+    assert impl["launcher"].endswith(f"{env.name}/bin/tooluse")
+    built = (env / ".tooluse-ready").stat().st_mtime
+    assert main(args) == 0  # the environment is reused, not rebuilt
+    assert (env / ".tooluse-ready").stat().st_mtime == built
