@@ -62,6 +62,8 @@ CASES = [
     (["record", "--upstream", "http://127.0.0.1:9", "--out", "/proc/nope", "--port", "0"],
      ["/proc/nope", "writable"]),
     (["checks", "--tool-type", "nosuch_1"], ["nosuch_1", "known tool types"]),
+    (["matrix", "missing.toml", "--out", "m"], ["missing.toml", "cannot read the matrix config"]),
+    (["matrix", "corrupt.json", "--out", "m"], ["corrupt.json", "not valid TOML"]),
 ]
 
 
