@@ -209,7 +209,9 @@ def load_scenarios(sources: Sequence[str] = ()) -> tuple[list[ProbeScenario], li
             raise ScenarioError(f"{source}: no such cassette file or directory (give a cassette, "
                                 "a directory of them, or a corpus name such as text_editor)") from None
         except CassetteError as e:
-            raise ScenarioError(f"{e}; fix the cassette or leave it out") from None
+            fix = "give a cassette file, a directory of them or a corpus name" \
+                if "no such file" in e.message else "fix the cassette or leave it out"
+            raise ScenarioError(f"{e}; {fix}") from None
         if not found:
             raise ScenarioError(f"{source}: no cassettes (*.json) found there")
         cassettes += found
