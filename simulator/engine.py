@@ -97,7 +97,7 @@ class Simulator(ExchangeFinder, EventLog):
                  matchers: Sequence[Matcher] = DEFAULT_MATCHERS,
                  rules: Iterable[Rule] = DEFAULT_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
-                 state: SimState | None = None, chunk: int = 24, ping_every: int = 0,
+                 state: SimState | None = None, chunk: int | None = None, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = (),
                  log_limit: int | None = None, replay: str = "once") -> None:
         if replay not in REPLAY_MODES:
@@ -291,8 +291,9 @@ class Simulator(ExchangeFinder, EventLog):
         if fault is not None:
             self._emit(FaultInjected(rid, fault.kind, cassette.id, ex.index))
             if not fault.consumes_exchange:
-                return apply_fault(fault, rid, lambda: self._render(ex, stream, rid)[0], self.clock)
-        resp, message, mode = self._render(ex, stream, rid)
+                return apply_fault(fault, rid, lambda: self._render(ex, stream, rid, cassette)[0],
+                                   self.clock)
+        resp, message, mode = self._render(ex, stream, rid, cassette)
         if fault is not None:
             resp = apply_fault(fault, rid, lambda: resp, self.clock)
         if not replayed and not repeated:
@@ -364,8 +365,11 @@ class Simulator(ExchangeFinder, EventLog):
                 return ci
         return None
 
-    def _render(self, ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, dict[str, Any] | None, str]:
-        return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every)
+    def _render(self, ex: Exchange, stream: bool, rid: str, cassette: Cassette,
+                ) -> tuple[SimResponse, dict[str, Any] | None, str]:
+        # A synthesized stream's chunk lengths are seeded by the exchange: the same at every run.
+        return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every,
+                               seed=f"{cassette.id}#{ex.index}")
 
     # --- helpers -----------------------------------------------------------------------------
 

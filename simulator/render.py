@@ -3,7 +3,8 @@
 ``render_exchange(exchange, stream, request_id) -> (SimResponse, message | None, mode)``:
 
 - a recorded error, or any non-message body: verbatim (``recorded``);
-- a recorded message for ``stream: true``: SSE synthesized from it (``synthesized``);
+- a recorded message for ``stream: true``: SSE synthesized from it (``synthesized``; chunk
+  lengths seeded by ``seed``, the engine's ``<cassette id>#<exchange index>``);
 - recorded events for ``stream: true``: the events verbatim (``recorded``); for a plain request:
   the message assembled from them (``assembled``), or the stream's ``error`` event as an error.
 
@@ -25,8 +26,9 @@ ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 4
                 "invalid_request_error": 400, "request_too_large": 413, "timeout_error": 504}
 
 
-def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int = 24,
-                    ping_every: int = 0) -> tuple[SimResponse, dict[str, Any] | None, str]:
+def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int | None = None,
+                    ping_every: int = 0, seed: str | None = None,
+                    ) -> tuple[SimResponse, dict[str, Any] | None, str]:
     """The response for ``ex`` (fresh objects each call), the message it carries, the mode.
 
     What does not depend on the request id (the encoded body or events, the headers) is computed
@@ -36,7 +38,7 @@ def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int = 24,
     key = ("render", stream, chunk, ping_every)
     prepared = ex.memo.get(key)
     if prepared is None:
-        prepared = _prepare(ex, stream, chunk, ping_every)
+        prepared = _prepare(ex, stream, chunk, ping_every, seed)
         if prepared is not None:
             ex.memo[key] = prepared
     if prepared is None:
@@ -60,7 +62,8 @@ _Prepared = tuple[int, dict[str, str], bytes, "tuple[EncodedEvent, ...] | None",
                   "dict[str, Any] | None", str]
 
 
-def _prepare(ex: Exchange, stream: bool, chunk: int, ping_every: int) -> _Prepared | None:
+def _prepare(ex: Exchange, stream: bool, chunk: int | None, ping_every: int,
+             seed: str | None) -> _Prepared | None:
     """What :func:`render_exchange` serves for ``ex``, but the request id; None when the answer
     is an error that carries the request id in its body (rendered each time)."""
     rec = ex.response
@@ -80,7 +83,8 @@ def _prepare(ex: Exchange, stream: bool, chunk: int, ping_every: int) -> _Prepar
     body = rec.get("body")
     is_message = isinstance(body, dict) and body.get("type") == "message"
     if stream and status < 400 and isinstance(body, dict) and is_message:
-        events = synthesize_events(body, chunk=chunk, ping_every=ping_every)
+        events = synthesize_events(body, chunk=chunk, ping_every=ping_every,
+                                   seed=seed if seed is not None else f"exchange {ex.index}")
         return status, headers, b"", _encoded(events), body, "synthesized"
     if body is None:
         return None

@@ -1,18 +1,34 @@
 """Server-sent events: synthesize a faithful stream from a message, and assemble one back.
 
 :func:`synthesize_events` turns a Messages API ``message`` into the event sequence the API streams
-(PROTOCOL.md §6; seed 000 § Streaming)::
+(PROTOCOL.md §6; seed 000 § Streaming), with the envelope of live streams (measured over the 136
+live streams of ``../shared/real_traffic``; ``tests/test_stream_fidelity.py`` holds the
+measurement)::
 
-    message_start   {"message": {..., "content": [], "stop_reason": null}}
-    ping
+    message_start   {"message": {..., "content": [], "stop_reason": null}}: no ``container``
+                    (live: never there, 0 of 136); usage without ``server_tool_use`` (0 of 136)
+                    and the counts of the message end (iterations, output_tokens_details); its
+                    ``output_tokens`` as live streams count them when the first block starts
+                    (:func:`start_output_tokens`)
     per block:      content_block_start → content_block_delta* → content_block_stop
                     text: text_delta chunks; tool_use/server_tool_use: "input": {} then
-                    input_json_delta chunks (the first is ""), except calls made from code
-                    (``caller`` not direct), which arrive whole; thinking: thinking_delta chunks
-                    then signature_delta; compaction: one compaction_delta; result blocks and
-                    anything else: whole in the start event
-    message_delta   {"delta": {"stop_reason", "stop_sequence", "container"?}, "usage": cumulative}
+                    input_json_delta chunks (the first is ""), the input as ``json.dumps`` spaces
+                    it (``{"command": "ls"}``: 123 of 127 live inputs), except calls made from
+                    code (``caller`` not direct), which arrive whole; thinking: thinking_delta
+                    chunks then signature_delta; compaction: one compaction_delta; result blocks
+                    and anything else: whole in the start event
+    ping            right after the first ``content_block_start`` when that block streams deltas
+                    (live: 125 of 136 streams ping inside their first block, 96 right after its
+                    start); none when the first block arrives whole (a continuation opening with
+                    a result: 5 of 7 live such streams have no ping)
+    message_delta   {"delta": {"stop_reason", "stop_sequence", "container"?}, "usage": cumulative,
+                    without ``cache_creation``, ``service_tier``, ``inference_geo`` (live: 0 of
+                    136; they are in message_start)}
     message_stop
+
+Chunk sizes vary as live ones do (text median 14 characters, tool input JSON median 7; see
+:data:`TEXT_CHUNK_QUANTILES`), drawn from a random generator seeded by ``seed`` (default: the
+message id), so a stream is the same at every run. ``chunk=N`` cuts fixed N-character chunks.
 
 :func:`assemble_message` folds events (``SSEEvent``, ``{"event", "data"}`` or bare payloads) back
 into the message, as the SDK's accumulator does; an ``error`` event raises :class:`StreamError`.
@@ -21,14 +37,41 @@ into the message, as the SDK's accumulator does; an ``error`` event raises :clas
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .http import SSEEvent
 
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-DEFAULT_CHUNK = 24
+
+#: Chunk lengths of live streams, as quantiles 0, 5, 10, ..., 95 and 99 % (the last one caps the
+#: tail): text_delta (2646 chunks, median 14; thinking_delta, 135 chunks, median 17, is cut the
+#: same way) and non-empty input_json_delta (3046 chunks, median 7). Measured over the 136 live
+#: streams of ``../shared/real_traffic`` [3P: llmanth, pydai, pysdk, rubyllm, vercel captures].
+#: Each chunk's length is drawn from these, independently (live streams also differ in scale,
+#: newer models sending longer text chunks; one pooled distribution stands for all).
+TEXT_CHUNK_QUANTILES = (1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 14, 16, 18, 22, 25, 30, 38, 50, 65, 96, 151)
+JSON_CHUNK_QUANTILES = (1, 2, 2, 3, 4, 4, 5, 5, 6, 7, 7, 8, 8, 9, 10, 10, 11, 11, 12, 17, 31)
+
+#: ``message_start.usage.output_tokens`` of live streams, by their first block: one the model
+#: writes in deltas (text, thinking, compaction: 1 to 8, 63 % above 1) or a call (tool_use,
+#: server_tool_use, mcp_tool_use: up to 71, the call's tokens counted before it streams); a
+#: stream opening with a block that arrives whole (a result, a fallback) starts at 1 (6 of 6).
+#: Value → number of live streams [3P: the 136 live streams of ``../shared/real_traffic``].
+WRITTEN_START_TOKENS: Mapping[int, int] = {1: 33, 2: 11, 3: 11, 4: 3, 5: 8, 6: 5, 7: 5, 8: 13}
+CALL_START_TOKENS: Mapping[int, int] = {
+    1: 6, 3: 2, 7: 1, 8: 3, 10: 1, 12: 1, 16: 4, 20: 1, 21: 2, 22: 1, 23: 1, 25: 5, 26: 4, 35: 1,
+    37: 1, 38: 1, 40: 1, 42: 1, 55: 1, 62: 1, 69: 1, 71: 1}
+#: Usage keys live streams send in ``message_start`` (the others come in ``message_delta``).
+START_USAGE_KEYS = frozenset({"input_tokens", "output_tokens", "cache_creation_input_tokens",
+                              "cache_read_input_tokens", "cache_creation", "service_tier",
+                              "inference_geo"})
+#: Usage keys live streams never repeat in ``message_delta`` (sent once, in ``message_start``).
+START_ONLY_USAGE_KEYS = frozenset({"cache_creation", "service_tier", "inference_geo"})
+_WRITTEN_FIRST = frozenset({"text", "thinking", "compaction"})
 
 
 class StreamError(ValueError):
@@ -39,15 +82,45 @@ class StreamError(ValueError):
         super().__init__(f"{error.get('type')}: {error.get('message')}")
 
 
-def _chunks(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or []
+class Chunker:
+    """Cuts text and JSON into chunks: fixed ``size``, or lengths drawn like live ones from a
+    generator seeded by ``seed`` (reproducible)."""
+
+    def __init__(self, seed: str | int, size: int | None = None) -> None:
+        if size is not None and size < 1:
+            raise ValueError(f"chunk={size}: a chunk needs at least 1 character")
+        self.size = size
+        digest = hashlib.sha256(str(seed).encode("utf-8")).digest()
+        self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+
+    def _length(self, quantiles: Sequence[int]) -> int:
+        """A length of the distribution ``quantiles`` describes (linear between quantiles)."""
+        if self.size is not None:
+            return self.size
+        pos = self.rng.random() * (len(quantiles) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(quantiles) - 1)
+        return max(1, round(quantiles[lo] + (pos - lo) * (quantiles[hi] - quantiles[lo])))
+
+    def cut(self, text: str, *, json_text: bool = False) -> list[str]:
+        quantiles = JSON_CHUNK_QUANTILES if json_text else TEXT_CHUNK_QUANTILES
+        out, i = [], 0
+        while i < len(text):
+            n = self._length(quantiles)
+            out.append(text[i:i + n])
+            i += n
+        return out
+
+    def pick(self, weights: Mapping[int, int]) -> int:
+        values = sorted(weights)
+        return self.rng.choices(values, weights=[weights[v] for v in values])[0]
 
 
 def _ev(data: dict[str, Any]) -> SSEEvent:
     return SSEEvent(str(data["type"]), data)
 
 
-def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[SSEEvent]:
+def _block_events(index: int, block: Mapping[str, Any], chunks: Chunker) -> Iterator[SSEEvent]:
     t = block.get("type")
     if t == "text":
         start: dict[str, Any] = {k: v for k, v in block.items() if k != "citations"}
@@ -58,10 +131,10 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
         for c in block.get("citations") or []:
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "citations_delta", "citation": c}})
-        for part in _chunks(str(block.get("text", "")), chunk):
+        for part in chunks.cut(str(block.get("text", ""))):
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "text_delta", "text": part}})
-    elif t in TOOL_INPUT_BLOCKS and _called_by_code(block):
+    elif t in TOOL_INPUT_BLOCKS and called_by_code(block):
         # A call made from code arrives whole, input included, with no deltas (real traffic:
         # pydai__456, vercel__065, vercel__090).
         yield _ev({"type": "content_block_start", "index": index, "content_block": dict(block)})
@@ -69,8 +142,9 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
         start = dict(block)
         start["input"] = {}
         yield _ev({"type": "content_block_start", "index": index, "content_block": start})
-        raw = json.dumps(block.get("input", {}), separators=(",", ":"), ensure_ascii=False)
-        for part in ["", *_chunks(raw if raw != "{}" else "", chunk)]:
+        # Spaced as live inputs are: json.dumps's default separators, characters unescaped.
+        raw = json.dumps(block.get("input", {}), ensure_ascii=False)
+        for part in ["", *chunks.cut(raw if raw != "{}" else "", json_text=True)]:
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "input_json_delta", "partial_json": part}})
     elif t == "compaction":
@@ -84,7 +158,7 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
         start = dict(block)
         start["thinking"], start["signature"] = "", ""
         yield _ev({"type": "content_block_start", "index": index, "content_block": start})
-        for part in _chunks(str(block.get("thinking", "")), chunk):
+        for part in chunks.cut(str(block.get("thinking", ""))):
             yield _ev({"type": "content_block_delta", "index": index,
                        "delta": {"type": "thinking_delta", "thinking": part}})
         yield _ev({"type": "content_block_delta", "index": index,
@@ -95,36 +169,63 @@ def _block_events(index: int, block: Mapping[str, Any], chunk: int) -> Iterator[
     yield _ev({"type": "content_block_stop", "index": index})
 
 
-def _called_by_code(block: Mapping[str, Any]) -> bool:
+def called_by_code(block: Mapping[str, Any]) -> bool:
+    """A call made from code (``caller`` other than direct): it streams whole, no deltas."""
     caller = block.get("caller")
     return isinstance(caller, dict) and caller.get("type") not in (None, "direct")
 
 
-def synthesize_events(message: Mapping[str, Any], *, chunk: int = DEFAULT_CHUNK,
-                      ping_every: int = 0) -> list[SSEEvent]:
-    """The SSE events the API would stream for ``message`` (deterministic chunking).
+def streams_deltas(block: Mapping[str, Any]) -> bool:
+    """Whether ``block`` streams as a start, deltas and a stop (else it arrives whole)."""
+    t = block.get("type")
+    return t in ("text", "thinking", "compaction") or (t in TOOL_INPUT_BLOCKS
+                                                        and not called_by_code(block))
 
-    One ``ping`` follows ``message_start``; with ``ping_every`` > 0 another one is sent after
+
+def start_output_tokens(message: Mapping[str, Any], chunks: Chunker) -> int:
+    """``message_start.usage.output_tokens`` as live streams report it, never above the final
+    count: drawn from the live values for a stream opening with the same kind of block
+    (:data:`WRITTEN_START_TOKENS`, :data:`CALL_START_TOKENS`), 1 for one opening with a block
+    that arrives whole."""
+    final = int((message.get("usage") or {}).get("output_tokens") or 0)
+    content = message.get("content") or []
+    first = content[0] if content and isinstance(content[0], Mapping) else {}
+    if first.get("type") in _WRITTEN_FIRST:
+        value = chunks.pick(WRITTEN_START_TOKENS)
+    elif first.get("type") in TOOL_INPUT_BLOCKS and streams_deltas(first):
+        value = chunks.pick(CALL_START_TOKENS)
+    else:
+        value = 1
+    return max(0, min(value, final))
+
+
+def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
+                      ping_every: int = 0, seed: str | int | None = None) -> list[SSEEvent]:
+    """The SSE events the API would stream for ``message`` (see the module docstring).
+
+    ``chunk``: fixed chunk length (default: lengths drawn like live ones, seeded by ``seed``,
+    itself the message id by default). With ``ping_every`` > 0 another ``ping`` is sent after
     every that many block events.
     """
     msg = copy.deepcopy(dict(message))
+    chunks = Chunker(seed if seed is not None else str(msg.get("id", "")), chunk)
     content = msg.get("content") or []
     usage = dict(msg.get("usage") or {})
-    start_msg = dict(msg)
+    start_msg = {k: v for k, v in msg.items() if k != "container"}
     start_msg.update(content=[], stop_reason=None, stop_sequence=None)
     if "stop_details" in start_msg:
         start_msg["stop_details"] = None
-    if "container" in start_msg:
-        start_msg["container"] = None
-    start_usage = dict(usage)
-    start_usage["output_tokens"] = min(1, int(usage.get("output_tokens") or 0))
+    start_usage = {k: v for k, v in usage.items() if k in START_USAGE_KEYS}
+    start_usage["output_tokens"] = start_output_tokens(msg, chunks)
     start_msg["usage"] = start_usage
-    events = [_ev({"type": "message_start", "message": start_msg}), SSEEvent("ping", {"type": "ping"})]
+    events = [_ev({"type": "message_start", "message": start_msg})]
     n = 0
     for i, block in enumerate(content):
-        for e in _block_events(i, block, chunk):
+        for j, e in enumerate(_block_events(i, block, chunks)):
             events.append(e)
             n += 1
+            if i == 0 and j == 0 and streams_deltas(block):
+                events.append(SSEEvent("ping", {"type": "ping"}))
             if ping_every and n % ping_every == 0:
                 events.append(SSEEvent("ping", {"type": "ping"}))
     delta: dict[str, Any] = {"stop_reason": msg.get("stop_reason"),
@@ -133,7 +234,8 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int = DEFAULT_CHUNK,
         delta["stop_details"] = msg["stop_details"]
     if msg.get("container") is not None:
         delta["container"] = msg["container"]
-    events.append(_ev({"type": "message_delta", "delta": delta, "usage": usage}))
+    end_usage = {k: v for k, v in usage.items() if k not in START_ONLY_USAGE_KEYS}
+    events.append(_ev({"type": "message_delta", "delta": delta, "usage": end_usage}))
     events.append(_ev({"type": "message_stop"}))
     return events
 

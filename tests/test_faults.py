@@ -88,7 +88,7 @@ def test_stalled_stream_waits_on_the_clock_then_drops() -> None:
     r = sim(post({**B, "stream": True}))
     assert r.drop_after == 2 and clock.now() == start  # nothing happens until the body is read
     events = list(r.events or [])
-    assert [e.event for e in events] == ["message_start", "ping"]
+    assert [e.event for e in events] == ["message_start", "content_block_start"]  # ping after it
     assert (clock.now() - start).total_seconds() == 45
     assert not sim.served and sim(post(B)).status == 200
 

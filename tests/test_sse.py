@@ -72,7 +72,7 @@ def blocks(events: list[SSEEvent], index: int) -> list[SSEEvent]:
 def test_synthesized_stream_grammar_and_block_events() -> None:
     events = synthesize_events(RICH, chunk=10)
     check_grammar(events)
-    assert events[1].event == "ping"
+    assert [e.event for e in events[:3]] == ["message_start", "content_block_start", "ping"]
     thinking = blocks(events, 0)
     assert thinking[0].data["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
     assert [e.data["delta"]["type"] for e in thinking[1:-1]][-1] == "signature_delta"
@@ -90,7 +90,12 @@ def test_synthesized_stream_grammar_and_block_events() -> None:
     md = next(e for e in events if e.event == "message_delta").data
     assert md["delta"]["stop_reason"] == "tool_use" and md["delta"]["container"] == CONTAINER
     assert md["usage"] == RICH["usage"]
-    assert events[0].data["message"]["container"] is None
+    start = events[0].data["message"]
+    assert "container" not in start and "server_tool_use" not in start["usage"]
+    assert start["usage"]["output_tokens"] <= RICH["usage"]["output_tokens"]
+    raw = "".join(e.data["delta"]["partial_json"] for e in tool[1:-1])
+    assert raw.startswith('{"city": "Paris", "units": {') and json.loads(raw) == RICH["content"][4]["input"]
+    assert {len(e.data["delta"]["partial_json"]) for e in tool[2:-2]} == {10}
 
 
 def test_assemble_round_trips_the_message() -> None:

@@ -71,6 +71,10 @@ class CassetteBuilder:
             h.update(extra)
         return h
 
+    def stream_seed(self) -> str:
+        """Seed of the chunk lengths of the next exchange's stream (cassette id, exchange index)."""
+        return f"{self.id}#{len(self.exchanges)}"
+
     def tick(self, seconds: float = 7.0) -> None:
         """Move the simulated clock before the next exchange (not before the first)."""
         if self.exchanges:
@@ -197,7 +201,7 @@ class Conversation:
         msg = self.message(content, stop_reason, container=container, usage=usage)
         if self.cb.streamed:
             response = {"status": 200, "headers": self.cb.response_headers(stream=True),
-                        "events": sse.message_events(msg)}
+                        "events": sse.message_events(msg, seed=self.cb.stream_seed())}
         else:
             response = {"status": 200, "headers": self.cb.response_headers(), "body": msg}
         self.cb.add(request, response)

@@ -82,7 +82,7 @@ def mid_stream_error() -> CassetteBuilder:
     c.user("Write a long explanation of Python's GIL.")
     msg = c.message([b.text("The global interpreter lock (GIL) is a mutex that "),
                      b.text("unfinished")], "end_turn")
-    events = sse.message_events(msg, error_after_blocks=1,
+    events = sse.message_events(msg, seed=cb.stream_seed(), error_after_blocks=1,
                                 error={"type": "overloaded_error", "message": "Overloaded"})
     cb.tick()
     cb.add(c.request(), {"status": 200, "headers": cb.response_headers(stream=True), "events": events})
