@@ -1,0 +1,149 @@
+"""The probe's parts on their own: drift findings, retry waits, scenario reading, tool answers,
+model-mode matching."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from conformance.probe.driver import MAX_BACKOFF, _retry_wait, call_summary
+from conformance.probe.drift import judge_response
+from conformance.probe.scenarios import from_cassette, load_scenarios
+from conformance.probe.tools import ToolDesk
+from simulator.cassette import load_cassette
+from simulator.model_mode import ModelModeHandler, model_mode_cassettes
+from simulator.routes import load_cassettes
+
+DATA = Path(__file__).parent / "data" / "probe"
+
+
+def _message() -> dict[str, Any]:
+    return json.loads((DATA / "model_a/probe_demo/bash_20250124/list_files.json").read_text()
+                      )["exchanges"][0]["response"]
+
+
+def test_a_known_response_has_no_drift() -> None:
+    assert judge_response("s", 0, _message()) == []
+
+
+def test_drift_kinds_and_pointers() -> None:
+    r = copy.deepcopy(_message())
+    body = r["body"]
+    body["content"][0]["caller_hint"] = "x"
+    body["stop_reason"] = "thinking_budget"
+    body["content"].append({"type": "hologram"})
+    body["content"].append({"type": "tool_use", "id": "t", "name": "n", "input": {},
+                            "caller": {"type": "code_execution_20991231", "tool_id": "x"}})
+    found = {(f.kind, f.pointer) for f in judge_response("demo", 3, r)}
+    base = "/exchanges/3/response/body"
+    assert ("new_field", f"{base}/content/0/caller_hint") in found
+    assert ("new_stop_reason", f"{base}/stop_reason") in found
+    assert ("new_block_type", f"{base}/content/1/type") in found
+    assert ("new_tool_version", f"{base}/content/2/caller/type") in found
+    assert all(f.scenario == "demo" for f in judge_response("demo", 3, r))
+
+
+def test_drift_new_error_code_and_stream_events() -> None:
+    error = {"status": 400, "headers": {}, "body": {
+        "type": "error", "error": {"type": "quota_exceeded_error", "message": "x"},
+        "request_id": "req_1"}}
+    [f] = judge_response("s", 0, error)
+    assert (f.kind, f.pointer) == ("new_error_code", "/exchanges/0/response/body/error/type")
+    events = {"status": 200, "headers": {}, "events": [
+        {"event": "content_block_start", "data": {"type": "content_block_start", "index": 0,
+                                                   "content_block": {"type": "text", "text": "",
+                                                                     "zz": 1}}}]}
+    kinds = {(f.kind, f.pointer) for f in judge_response("s", 1, events)}
+    assert ("new_field", "/exchanges/1/response/events/0/data/content_block/zz") in kinds
+
+
+@pytest.mark.parametrize(("headers", "attempt", "expected"), [
+    ({"retry-after": "3"}, 0, 3.0),
+    ({"retry-after-ms": "250", "retry-after": "9"}, 0, 0.25),
+    ({"retry-after": "100000"}, 0, MAX_BACKOFF),
+])
+def test_retry_after_is_honoured(headers: dict[str, str], attempt: int, expected: float) -> None:
+    error = SimpleNamespace(response=SimpleNamespace(headers=headers))
+    assert _retry_wait(error, attempt, 1.0) == expected
+
+
+def test_backoff_grows_without_retry_after() -> None:
+    error = SimpleNamespace(response=SimpleNamespace(headers={}))
+    waits = [_retry_wait(error, n, 1.0) for n in range(4)]
+    assert all(0.5 * 2 ** n <= w <= 2 ** n for n, w in enumerate(waits))
+
+
+def test_scenario_reads_opening_seeds_and_answers() -> None:
+    c = load_cassette(DATA / "model_b/probe_demo/text_editor_20250728/fix_typo.json")
+    s = from_cassette(c)
+    assert s is not None
+    assert s.files == {"readme.txt": "teh cat sat\n"}  # the view's text, line numbers dropped
+    assert "model" not in s.params and s.params["max_tokens"] == 1024
+    assert s.messages == [{"role": "user", "content": "Fix the typo 'teh' in readme.txt."}]
+    w = from_cassette(load_cassette(DATA / "model_a/probe_demo/custom/weather.json"))
+    assert w is not None and [r["content"] for r in w.answers["get_weather"]] == ["21°C, sunny"]
+
+
+def test_default_scenarios_are_the_drivable_corpus() -> None:
+    from conformance.loops.corpus import plan
+
+    scenarios, skipped = load_scenarios()
+    p = plan()
+    assert len(scenarios) == len(p.runs) and len(skipped) == len(p.excluded)
+
+
+def test_tool_desk_answers(tmp_path: Path) -> None:
+    c = load_cassette(DATA / "model_a/probe_demo/custom/weather.json")
+    s = from_cassette(c)
+    assert s is not None
+    desk = ToolDesk(s, root=tmp_path)
+    try:
+        recorded = desk.answer({"id": "toolu_x", "name": "get_weather", "input": {"city": "Oslo"}})
+        assert recorded == {"type": "tool_result", "tool_use_id": "toolu_x",
+                            "content": "21°C, sunny"}
+        missing = desk.answer({"id": "toolu_y", "name": "get_time", "input": {}})
+        assert missing["is_error"] is True
+        assert "no recorded answer for tool 'get_time'" in missing["content"]
+    finally:
+        desk.close()
+    assert not desk.workdir.exists()
+
+
+def test_tool_desk_editor_maps_absolute_paths(tmp_path: Path) -> None:
+    c = load_cassette(DATA / "model_a/probe_demo/text_editor_20250728/insert_line.json")
+    s = from_cassette(c)
+    assert s is not None
+    desk = ToolDesk(s, root=tmp_path)
+    try:
+        out = desk.answer({"id": "t1", "name": "str_replace_based_edit_tool", "input": {
+            "command": "create", "path": "/repo/app.py", "file_text": "print(1)\n"}})
+        assert not out.get("is_error"), out
+        assert (desk.workdir / "repo/app.py").read_text() == "print(1)\n"
+        assert str(desk.workdir) not in out["content"]
+    finally:
+        desk.close()
+
+
+def test_call_summary_bash_keeps_the_program() -> None:
+    call = {"type": "tool_use", "name": "bash", "input": {"command": "  ls -la /tmp"}}
+    assert call_summary(call, "bash_20250124")["command"] == "ls"
+
+
+def test_model_mode_drops_expect_rule_exchanges() -> None:
+    cassettes = load_cassettes("bash/bash_20250124/reject_unanswered_tool_use.json")
+    kept = model_mode_cassettes(cassettes)
+    assert all(not ex.expect_rule for c in kept for ex in c.exchanges)
+    assert [ex.index for ex in kept[0].exchanges] == list(range(len(kept[0].exchanges)))
+
+
+def test_model_mode_unknown_scenario_header() -> None:
+    from simulator.http import SimRequest
+
+    handler = ModelModeHandler(load_cassettes(DATA / "model_a"))
+    resp = handler(SimRequest("POST", "/v1/messages", {"x-tooluse-scenario": "nope"}, {}, b"{}"))
+    assert resp.status == 400 and "no cassette 'nope'" in resp.body["error"]["message"]
