@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from conformance.probe.driver import MAX_BACKOFF, _retry_wait, call_summary
 from conformance.probe.drift import judge_response
+from conformance.probe.driver import MAX_BACKOFF, _retry_wait, call_summary
 from conformance.probe.scenarios import from_cassette, load_scenarios
 from conformance.probe.tools import ToolDesk
 from simulator.cassette import load_cassette
