@@ -1,4 +1,4 @@
-"""Subjects wrapping the ``anthropic`` SDK's own tool implementations (SDK 2.10).
+"""Subjects wrapping the ``anthropic`` SDK's own tool implementations (SDK 2.10 to 2.15).
 
 - :func:`agent_toolset_bash`: the ``bash`` tool of ``beta_agent_toolset_20260401``
   (``anthropic.lib.tools.agent_toolset``), as a ``bash_20250124`` subject.
@@ -10,7 +10,11 @@
   commands (``view``, ``create``, ``str_replace``, ``insert`` with ``insert_text``) are the text
   editor's; paths inside the working directory are mapped to ``/memories/...``. Declare it as
   ``text_editor_20250728``.
+- :func:`async_memory_tool_editor`: the same over ``BetaAsyncLocalFilesystemMemoryTool``, the
+  SDK's separate async implementation of the memory tool (its own code, its own behaviour).
 
+The SDK is imported when a subject is made: without it, making one raises
+:class:`~conformance.adapters._lazy.ImplementationMissing` naming ``pip install anthropic``.
 A ``ToolError`` raised by an SDK tool becomes ``{"content": ..., "is_error": True}``.
 
     tooluse run --editor conformance.adapters.anthropic_sdk:agent_toolset_editor \\
@@ -23,16 +27,27 @@ import os
 from pathlib import Path
 from typing import Any
 
-from anthropic.lib.tools import ToolError
-from anthropic.lib.tools._beta_functions import aclose_runnable_tool
+from conformance.adapters._lazy import require
 
-__all__ = ["agent_toolset_bash", "agent_toolset_editor", "memory_tool_editor"]
+__all__ = ["REQUIREMENT", "agent_toolset_bash", "agent_toolset_editor",
+           "async_memory_tool_editor", "memory_tool_editor"]
+
+REQUIREMENT = "anthropic>=2.10"
 
 #: The profile's declared tool type (no undo_edit; insert_text).
 EDITOR_PROFILE_TYPE = "text_editor_20250728"
 
 
-def _error(e: ToolError) -> dict[str, Any]:
+def _sdk(module: str) -> Any:
+    return require(module, REQUIREMENT)
+
+
+def _tool_error() -> type[Exception]:
+    error: type[Exception] = _sdk("anthropic.lib.tools").ToolError
+    return error
+
+
+def _error(e: Any) -> dict[str, Any]:
     return {"content": e.content, "is_error": True}
 
 
@@ -40,8 +55,9 @@ class AgentToolsetBash:
     """``bash`` of the agent toolset; async (the suite keeps one event loop per subject)."""
 
     def __init__(self, workdir: Path, timeout: float | None = None) -> None:
-        from anthropic.lib.tools.agent_toolset import AgentToolContext, beta_bash_tool
-
+        toolset = _sdk("anthropic.lib.tools.agent_toolset")
+        AgentToolContext, beta_bash_tool = toolset.AgentToolContext, toolset.beta_bash_tool
+        self.tool_error = _tool_error()
         self.timeout_ms = int((timeout or 120.0) * 1000)
         self.tool = beta_bash_tool(AgentToolContext(workdir=str(workdir)))
 
@@ -51,12 +67,12 @@ class AgentToolsetBash:
             args["timeout_ms"] = self.timeout_ms
         try:
             out = await self.tool.call(args)
-        except ToolError as e:
+        except self.tool_error as e:
             return _error(e)
         return out if isinstance(out, str) else {"content": out, "is_error": False}
 
     async def aclose(self) -> None:
-        await aclose_runnable_tool(self.tool)
+        await _sdk("anthropic.lib.tools._beta_functions").aclose_runnable_tool(self.tool)
 
 
 def agent_toolset_bash(workdir: Path, timeout: float | None = None) -> AgentToolsetBash:
@@ -67,17 +83,11 @@ class AgentToolsetEditor:
     """The text-editor profile over ``read`` / ``write`` / ``edit`` / ``glob``."""
 
     def __init__(self, workdir: Path) -> None:
-        from anthropic.lib.tools.agent_toolset import (
-            AgentToolContext,
-            beta_edit_tool,
-            beta_glob_tool,
-            beta_read_tool,
-            beta_write_tool,
-        )
-
-        ctx = AgentToolContext(workdir=str(workdir))
-        self.read, self.write = beta_read_tool(ctx), beta_write_tool(ctx)
-        self.edit, self.glob = beta_edit_tool(ctx), beta_glob_tool(ctx)
+        toolset = _sdk("anthropic.lib.tools.agent_toolset")
+        self.tool_error = _tool_error()
+        ctx = toolset.AgentToolContext(workdir=str(workdir))
+        self.read, self.write = toolset.beta_read_tool(ctx), toolset.beta_write_tool(ctx)
+        self.edit, self.glob = toolset.beta_edit_tool(ctx), toolset.beta_glob_tool(ctx)
 
     async def __call__(self, tool_input: dict[str, Any]) -> Any:
         command, path = tool_input.get("command"), tool_input.get("path")
@@ -96,7 +106,7 @@ class AgentToolsetEditor:
                 return await self.edit.call({"file_path": path,
                                              "old_string": tool_input.get("old_str"),
                                              "new_string": tool_input.get("new_str", "")})
-        except ToolError as e:
+        except self.tool_error as e:
             return _error(e)
         return {"content": f"Error: the agent toolset has no equivalent of {command!r} "
                            "(it maps view/create/str_replace to read/write/edit)",
@@ -111,10 +121,10 @@ class MemoryToolEditor:
     """``BetaLocalFilesystemMemoryTool`` rooted at the working directory (as ``/memories``)."""
 
     def __init__(self, workdir: Path) -> None:
-        from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
-
+        memory = _sdk("anthropic.lib.tools._beta_builtin_memory_tool")
+        self.tool_error = _tool_error()
         self.root = str(Path(workdir))
-        self.tool = BetaLocalFilesystemMemoryTool(base_path=self.root)
+        self.tool = memory.BetaLocalFilesystemMemoryTool(base_path=self.root)
         # The SDK roots memories at base_path/memories; point it at the working directory itself
         # and drop the directory it made, so the suite's files are what it sees.
         made = self.tool.memory_root
@@ -133,9 +143,37 @@ class MemoryToolEditor:
             mapped["path"] = self._memory_path(mapped["path"])
         try:
             return self.tool.call(mapped)
-        except ToolError as e:
+        except self.tool_error as e:
             return _error(e)
 
 
 def memory_tool_editor(workdir: Path, timeout: float | None = None) -> MemoryToolEditor:
     return MemoryToolEditor(workdir)
+
+
+class AsyncMemoryToolEditor(MemoryToolEditor):
+    """``BetaAsyncLocalFilesystemMemoryTool`` rooted at the working directory (as ``/memories``).
+
+    The async tool makes its ``memories`` directory on first use, not in ``__init__``; its root is
+    pointed at the working directory (which exists) before any call.
+    """
+
+    def __init__(self, workdir: Path) -> None:
+        memory = _sdk("anthropic.lib.tools._beta_builtin_memory_tool")
+        self.tool_error = _tool_error()
+        self.root = str(Path(workdir))
+        self.tool = memory.BetaAsyncLocalFilesystemMemoryTool(base_path=self.root)
+        self.tool.memory_root = self.tool.base_path.__class__(self.root)
+
+    async def __call__(self, tool_input: dict[str, Any]) -> Any:
+        mapped = dict(tool_input)
+        if "path" in mapped:
+            mapped["path"] = self._memory_path(mapped["path"])
+        try:
+            return await self.tool.call(mapped)
+        except self.tool_error as e:
+            return _error(e)
+
+
+def async_memory_tool_editor(workdir: Path, timeout: float | None = None) -> AsyncMemoryToolEditor:
+    return AsyncMemoryToolEditor(workdir)
