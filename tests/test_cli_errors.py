@@ -62,6 +62,10 @@ CASES = [
     (["record", "--upstream", "http://127.0.0.1:9", "--out", "/proc/nope", "--port", "0"],
      ["/proc/nope", "writable"]),
     (["checks", "--tool-type", "nosuch_1"], ["nosuch_1", "known tool types"]),
+    (["probe", "--model", "m", "--out", "o", "--base-url", "http://127.0.0.1:9", "missing.json"],
+     ["missing.json", "no such file"]),
+    (["probe", "--model", "m", "--out", "o", "--base-url", "http://127.0.0.1:9", "corrupt.json"],
+     ["corrupt.json", "broken JSON", "fix the cassette"]),
     (["matrix", "missing.toml", "--out", "m"], ["missing.toml", "cannot read the matrix config"]),
     (["matrix", "corrupt.json", "--out", "m"], ["corrupt.json", "not valid TOML"]),
 ]
