@@ -313,3 +313,37 @@ def test_another_models_output_is_refused(two_probes: tuple[Path, Path],
     assert main(["probe", "--model", MODEL_B, "--out", str(a), "--base-url",
                  "http://127.0.0.1:9", SCENARIOS]) == 2
     assert f"holds a probe of model '{MODEL_A}'" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a subprocess and a slowed server (~20 s on two shared cores)
+def test_ctrl_c_stops_the_command_and_the_same_command_resumes(
+        tmp_path: Path, server_a: tuple[str, Counting]) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    url, app = server_a
+    app.on_request = lambda seen: time.sleep(0.2)  # a slow model: time to interrupt
+    out = tmp_path / "a"
+    argv = ["probe", "--model", MODEL_A, "--out", str(out), "--base-url", url, "--quiet",
+            "--concurrency", "1", SCENARIOS]
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from conformance.cli import main; "
+                             "sys.exit(main(sys.argv[1:]))", *argv],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list((out / "scenarios").rglob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted; run the same command to resume" in err
+    index = json.loads((out / "probe.json").read_text())
+    assert index["complete"] is False
+    finished = {sid for sid, v in index["scenarios"].items() if v["status"] == "completed"}
+    assert 1 <= len(finished) < 6
+    app.on_request = None
+    app.seen.clear()
+    assert main(argv) == 0
+    assert json.loads((out / "probe.json").read_text())["complete"] is True
+    assert not finished & set(app.seen)
