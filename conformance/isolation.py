@@ -103,6 +103,15 @@ def descendants(root: int, table: dict[int, ProcInfo] | None = None) -> list[Pro
     return out
 
 
+def children_of(pid: int) -> list[int]:
+    """The pids of ``pid``'s children (zombies included)."""
+    try:
+        return [int(c) for c in (PROC / str(pid) / "task" / str(pid) / "children").read_text()
+                .split()]
+    except (OSError, ValueError):  # no CONFIG_PROC_CHILDREN: scan the table
+        return [p.pid for p in process_table().values() if p.ppid == pid]
+
+
 def group_members(pgrp: int, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
     table = process_table() if table is None else table
     return [p for p in table.values() if p.pgrp == pgrp]

@@ -69,6 +69,13 @@ OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                             "first, harmless call (not tool time)")),
     ("--tooluse-strict", dict(action="store_true", default=False,
                               help="SHOULD checks fail the test run like MUST ones")),
+    ("--tooluse-sandbox", dict(choices=("auto", "required", "off"), default=None,
+                               help="run subjects under bubblewrap (default auto: where it works; "
+                                    "required: a usage error without it); see tooluse run "
+                                    "--sandbox")),
+    ("--tooluse-pass-env", dict(action="append", default=[], metavar="NAME",
+                                help="also give subjects this environment variable (never a "
+                                     "credential)")),
 ]
 
 
@@ -85,6 +92,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
+    sandbox, pass_env = (config.getoption("--tooluse-sandbox", None),
+                         config.getoption("--tooluse-pass-env", None))
+    if sandbox or pass_env:  # handed to the subjects' side as `tooluse run` does
+        from conformance.cli import UsageError
+        from conformance.cli.run import apply_sandbox_options
+
+        try:
+            apply_sandbox_options(argparse.Namespace(sandbox=sandbox, pass_env=pass_env))
+        except UsageError as e:
+            raise pytest.UsageError(f"tooluse: {e}") from None
     if config.getoption("--tooluse-out", None):
         from conformance.subjects.pytest_report import register
 

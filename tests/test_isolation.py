@@ -35,6 +35,13 @@ def subject(attr: str):
 
 
 @pytest.fixture
+def unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test reads pids the subject wrote: under the sandbox they are its own PID namespace's
+    (the sandboxed equivalents are in tests/test_sandbox.py)."""
+    monkeypatch.setenv("TOOLUSE_SANDBOX", "off")
+
+
+@pytest.fixture
 def session_of(tmp_path: Path):
     opened = []
 
@@ -60,7 +67,7 @@ def test_a_hanging_call_is_cut_at_the_deadline_and_the_subject_killed(session_of
 
 
 @needs_proc
-def test_a_hang_kills_what_the_subject_started_in_other_sessions_too(session_of) -> None:
+def test_a_hang_kills_what_the_subject_started_in_other_sessions_too(session_of, unsandboxed) -> None:
     s = session_of(subject("hangs_with_child"))
     assert s.call({"command": "x"}, deadline=1.0).timed_out
     pid = int((s.workdir / "child.pid").read_text())
@@ -94,7 +101,7 @@ def test_endless_non_json_output_from_a_command(session_of) -> None:
 
 
 @needs_proc
-def test_leaked_processes_are_reported_and_killed(session_of) -> None:
+def test_leaked_processes_are_reported_and_killed(session_of, unsandboxed) -> None:
     s = session_of(subject("leaks"))
     pid = int(s.call({"command": "x"}).text.split("=")[1])
     assert alive(pid)
@@ -120,7 +127,7 @@ def test_a_subject_that_does_not_exit_on_close_is_killed(session_of) -> None:
 
 
 @needs_proc
-def test_command_subject_process_group_is_killed(session_of) -> None:
+def test_command_subject_process_group_is_killed(session_of, unsandboxed) -> None:
     # The command starts a background sleep in its own group and never exits on EOF.
     code = "sleep 3600 & echo $! > pid; while read -r l; do echo '{\"content\": \"ok\"}'; done; sleep 3600"
     s = session_of(command_subject(f"bash -c {shlex.quote(code)}", family="bash"))

@@ -72,12 +72,65 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="address space each subject process may take, e.g. 512M, 4G; 0 for no "
                         "limit (default 2G; a subject past it gets MemoryError / ENOMEM)")
+    add_sandbox_options(p)
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help="write results.json and the reports into DIR")
     p.add_argument("--expected-failures", type=Path, default=None, metavar="FILE",
                    help="a baseline of known failures: only new failures fail the run")
     p.add_argument("--json", action="store_true", help="print the results as JSON lines")
     return p
+
+
+def add_sandbox_options(p: argparse.ArgumentParser) -> None:
+    """``--sandbox``, ``--pass-env`` and the limits beside memory (docs/reliability.md)."""
+    g = p.add_argument_group("sandbox and limits")
+    g.add_argument("--sandbox", choices=("auto", "required", "off"), default=None,
+                   help="run every subject process under bubblewrap: read-only file system but "
+                        "its case directory, no network, its own PID namespace (default auto: "
+                        "used where it works, else a one-line notice says why; required: exit 2 "
+                        "without it)")
+    g.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                   help="also give subjects this environment variable (they get PATH, LANG, "
+                        "HOME, TMPDIR and TOOLUSE_* only; credentials never)")
+    g.add_argument("--cpu-limit", type=int, default=None, metavar="S",
+                   help="CPU seconds each subject process may use; 0 for none (default 600)")
+    g.add_argument("--file-size-limit", default=None, metavar="SIZE",
+                   help="largest file a subject may write, e.g. 100M; 0 for none (default 1G)")
+    g.add_argument("--process-limit", type=int, default=None, metavar="N",
+                   help="processes a sandboxed subject may run at once (a fork bomb stops "
+                        "there); 0 for none (default 512)")
+
+
+def apply_sandbox_options(args: argparse.Namespace) -> None:
+    """Check the options and hand them to the subjects' side (``TOOLUSE_*`` variables, as
+    ``--memory-limit``); ``--sandbox required`` without a working sandbox is a usage error."""
+    from conformance import sandbox
+
+    names = list(getattr(args, "pass_env", None) or [])
+    for name in names:
+        if not name or "=" in name or not name.replace("_", "a").isalnum():
+            raise UsageError(f"--pass-env {name!r}: give the name of an environment variable")
+        if sandbox.is_credential(name):
+            raise UsageError(f"--pass-env {name}: a credential never reaches a subject; give the "
+                             "subject what it needs another way (a file in its case directory)")
+    if names:
+        os.environ["TOOLUSE_PASS_ENV"] = ",".join(names)
+    for opt, var in (("cpu_limit", "TOOLUSE_CPU_LIMIT"), ("process_limit", "TOOLUSE_NPROC_LIMIT")):
+        value = getattr(args, opt, None)
+        if value is not None:
+            if value < 0:
+                raise UsageError(f"--{opt.replace('_', '-')} {value}: give 0 (no limit) or more")
+            os.environ[var] = str(value)
+    if getattr(args, "file_size_limit", None) is not None:
+        os.environ["TOOLUSE_FSIZE_LIMIT"] = str(parse_size(args.file_size_limit,
+                                                           "--file-size-limit"))
+    if getattr(args, "sandbox", None) is not None:
+        os.environ["TOOLUSE_SANDBOX"] = args.sandbox
+    try:
+        sandbox.active()
+    except sandbox.SandboxUnavailable as e:
+        raise UsageError(f"{e}; see docs/reliability.md (running without user namespaces)"
+                         ) from None
 
 
 def build_subjects(args: argparse.Namespace) -> list[Any]:
@@ -178,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
                          "seconds")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    apply_sandbox_options(args)
     subjects = build_subjects(args)
     bad = runner.unmatched_patterns(args.checks)
     if bad:
@@ -265,7 +319,7 @@ def _stop_on_sigterm() -> Any:
         return None
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str, option: str = "--memory-limit") -> int:
     """``512M``, ``4G``, ``1048576``, ``0`` → bytes (raises UsageError)."""
     units = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
     t = text.strip().upper().removesuffix("B").removesuffix("I")
@@ -275,7 +329,7 @@ def parse_size(text: str) -> int:
     except ValueError:
         value = -1.0
     if value < 0:
-        raise UsageError(f"--memory-limit {text!r}: give a size such as 512M or 4G, or 0 for no "
+        raise UsageError(f"{option} {text!r}: give a size such as 512M or 4G, or 0 for no "
                          "limit")
     return int(value * units[unit])
 

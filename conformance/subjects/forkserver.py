@@ -21,13 +21,17 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import IO, Any, cast
 
+from conformance import sandbox
 from conformance.isolation import (
     alive,
+    children_of,
     descendants,
     kill_group,
     kill_pids,
@@ -53,10 +57,12 @@ class ForkedProcess:
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
         self.returncode: int | None = None
         self._server = server
+        #: The pid in the server's PID namespace (the same as ``pid`` without the sandbox).
+        self.inner_pid = pid
 
     def poll(self) -> int | None:
-        if self.returncode is None and not alive(self.pid):
-            status = self._server.status(self.pid)
+        if self.returncode is None and (not self.pid or not alive(self.pid)):
+            status = self._server.status(self.inner_pid)
             self.returncode = -1 if status is None else status
         return self.returncode
 
@@ -70,19 +76,57 @@ class ForkedProcess:
 
 
 class ForkServer:
-    def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float) -> None:
+    """One fork server process. Under the sandbox (:mod:`conformance.sandbox`) the server runs in
+    ``bwrap`` with the run directory (which holds every case directory and private HOME) writable;
+    it is then started at its first :meth:`spawn`, when that directory is known."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float,
+                 box: sandbox.Status | None = None) -> None:
         self.lock = threading.Lock()
         #: Every subject pid forked so far (what is below the server and not in here is an
         #: orphan a subject left: the server is a subreaper).
         self.spawned: set[int] = set()
+        self._argv, self._env, self._start_timeout = list(argv), dict(env), start_timeout
+        self.box = box if box is not None and box.active else None
+        #: The run directory a sandboxed server may write in (None: not started yet).
+        self.root: Path | None = None
+        #: Decoys hiding the user's credential files in a sandboxed server: {decoy: real path}.
+        self.hidden: dict[Path, Path] = {}
+        #: The server process itself (inside the sandbox: below ``bwrap``), the subreaper.
+        self.reaper_pid = 0
+        self.proc: Any = None
+        if self.box is None:
+            self._start()
+
+    def can_serve(self, workdir: Path) -> bool:
+        """Can a case in ``workdir`` be forked here? Always without the sandbox; with it, only
+        cases of one run directory (``tooluse-run-*``, the one the server was started for)."""
+        if self.box is None:
+            return True
+        parent = Path(workdir).parent
+        if self.root is None:
+            return parent.name.startswith("tooluse-run-")
+        return parent == self.root and self.running
+
+    def _start(self, root: Path | None = None) -> None:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        argv = [*self._argv, "--fork-server", str(theirs.fileno())]
+        env = sandbox.subject_env(self._env)
+        if self.box is not None and root is not None:
+            self.root = root
+            decoys = Path(tempfile.mkdtemp(prefix="tooluse-decoys-", dir=root))
+            hide, self.hidden = sandbox.decoy_options(decoys)
+            limits = sandbox.ulimit_script(None, True)
+            env["TOOLUSE_SANDBOXED"] = "1"
+            argv = sandbox.wrap(["/bin/sh", "-c", f'{limits}exec "$@"', "sh", *argv], self.box,
+                                writable=[root], chdir=root, extra=hide)
         self.proc = subprocess.Popen(
-            [*argv, "--fork-server", str(theirs.fileno())], pass_fds=(theirs.fileno(),),
-            env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            argv, pass_fds=(theirs.fileno(),),
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, start_new_session=True)
         theirs.close()
         self._buf = b""
-        self.sock.settimeout(start_timeout)
+        self.sock.settimeout(self._start_timeout)
         try:
             hello = self._recv()
         except (OSError, ValueError) as e:
@@ -92,6 +136,17 @@ class ForkServer:
             self.close()
             raise ForkServerError(f"the subject factory failed: {hello.get('error')}")
         self.sock.settimeout(30.0)
+        self.reaper_pid = self.proc.pid
+        if self.box is not None:
+            server = [p for p in descendants(self.proc.pid) if "--fork-server" in p.cmdline]
+            if server:
+                self.reaper_pid = server[-1].pid
+
+    def network(self) -> dict[str, int]:
+        """The sandbox's network counters (see :func:`conformance.sandbox.network_counters`)."""
+        if self.box is None or not self.reaper_pid:
+            return {}
+        return sandbox.network_counters(self.reaper_pid)
 
     def _recv(self) -> dict[str, Any]:
         while b"\n" not in self._buf:
@@ -107,9 +162,15 @@ class ForkServer:
 
     @property
     def running(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc is None or self.proc.poll() is None
 
     def spawn(self, workdir: str, env: Mapping[str, str]) -> ForkedProcess:
+        if self.proc is None:
+            with self.lock:
+                if self.proc is None:
+                    if not self.can_serve(Path(workdir)):
+                        raise ForkServerError(f"{workdir} is not in a run directory")
+                    self._start(Path(workdir).parent)
         r0, w0 = os.pipe()
         r1, w1 = os.pipe()
         r2, w2 = os.pipe()
@@ -118,7 +179,12 @@ class ForkServer:
                 msg = json.dumps({"op": "fork", "workdir": workdir, "env": dict(env)}).encode()
                 socket.send_fds(self.sock, [msg + b"\n"], [r0, w1, w2])
                 reply = self._recv()
-                self.spawned.add(int(reply["pid"]))
+                inner = int(reply["pid"])
+                pid = inner if self.box is None else self._outer_pid(inner)
+                if not pid:
+                    raise ValueError(f"the forked subject (pid {inner} in the sandbox) is not "
+                                     "below the server")
+                self.spawned.add(pid)
         except (OSError, ValueError) as e:
             for fd in (w0, r1, r2):
                 os.close(fd)
@@ -126,8 +192,23 @@ class ForkServer:
         finally:
             for fd in (r0, w1, w2):
                 os.close(fd)
-        return ForkedProcess(int(reply["pid"]), os.fdopen(w0, "wb"), os.fdopen(r1, "rb"),
-                             os.fdopen(r2, "rb"), self)
+        proc = ForkedProcess(pid, os.fdopen(w0, "wb"), os.fdopen(r1, "rb"), os.fdopen(r2, "rb"),
+                             self)
+        proc.inner_pid = inner
+        return proc
+
+    def _outer_pid(self, inner: int) -> int:
+        """The pid, as the harness sees it, of the child the sandboxed server forked as ``inner``
+        (its pid inside the sandbox's PID namespace); 0 when it is already gone."""
+        for child in children_of(self.reaper_pid):
+            try:
+                status = Path(f"/proc/{child}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("NSpid:") and line.split()[-1] == str(inner):
+                    return child
+        return 0
 
     def status(self, pid: int) -> int | None:
         try:
@@ -138,6 +219,8 @@ class ForkServer:
             return None
 
     def close(self) -> None:
+        if self.proc is None:
+            return
         # The server is a subreaper: daemons its subjects left behind are below it now.
         leftovers = descendants(self.proc.pid) if processes_supported() else []
         try:
@@ -160,11 +243,13 @@ _servers_lock = threading.Lock()
 
 def server_for(key: str, argv: list[str], env: Mapping[str, str],
                start_timeout: float) -> ForkServer:
-    """The running fork server for ``key`` (started, or restarted if it died)."""
+    """The running fork server for ``key`` (started, or restarted if it died). Under the sandbox
+    it is started at its first case (:class:`ForkServer`)."""
+    box = sandbox.status()
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.running:
-            server = ForkServer(argv, env, start_timeout)
+            server = ForkServer(argv, env, start_timeout, box=box)
             _servers[key] = server
         return server
 

@@ -164,8 +164,10 @@ def _describe(e: BaseException) -> str:
 
 def main() -> int:
     from conformance.isolation import limit_memory
+    from conformance.sandbox import apply_limits
 
     limit_memory()  # RLIMIT_AS: a handler that takes all the memory it can gets a MemoryError
+    apply_limits()  # RLIMIT_CPU, RLIMIT_FSIZE (and RLIMIT_NPROC in the sandbox)
     # Private copies of the protocol pipes; fd 0 -> /dev/null, fd 1 -> stderr.
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance import sandbox
 from conformance.isolation import (
     Deadline,
     ProcInfo,
@@ -46,6 +47,8 @@ from conformance.isolation import (
 from conformance.session import ToolResult
 from conformance.subjects.forkserver import ForkServer, ForkServerError
 
+#: A subject with this many processes at once is reported as a fork bomb.
+FORK_BOMB_PROCESSES = 128
 #: An answer line longer than this is a fault (the subject is stopped).
 MAX_LINE = 64 * 1024 * 1024
 #: Characters of a subject's stderr quoted in a message (its end: where the exception is).
@@ -141,21 +144,59 @@ class ProcessSession:
             case_env.update(HOME=str(self._home), TMPDIR=str(self._sandbox / "tmp"))
         self._wrote_home = False
         limit = memory_limit()
-        if limit is not None and fork_server is None:  # a forked host limits itself
-            argv = ["/bin/sh", "-c", f'ulimit -v {limit // 1024} 2>/dev/null; exec "$@"', "sh",
-                    *argv]
+        try:
+            self._box = sandbox.active()
+        except sandbox.SandboxUnavailable as e:
+            self._remove_sandbox()
+            raise SubjectStartError(str(e)) from None
+        if fork_server is not None and self._box.active and not fork_server.can_serve(workdir):
+            fork_server = None  # not under a run directory: one sandboxed host for this case
+        if self._box.active:
+            case_env["TOOLUSE_SANDBOXED"] = "1"
+        #: What the subject tried outside its sandbox (or did, without one): the escape checks'
+        #: findings, filled at close.
+        self.escapes: list[str] = []
+        self._decoys: dict[Path, float] = {}
+        self._hidden: dict[Path, Path] = {}
+        self._outside = sandbox.Watch(credentials=True) if not self._box.active else None
+        self._net_before: dict[str, int] = {}
+        self._leftovers: str | None = None  # the shim's tag for its report on stderr
+        env_out = sandbox.subject_env(os.environ, case_env)
+        if fork_server is None and shutil.which(argv[0]) is None:
+            self._remove_sandbox()  # the wrappers below would hide it: said as exec says it
+            raise SubjectStartError(f"cannot start {label}: no such program {argv[0]!r} (or not "
+                                    "executable)")
+        if fork_server is None:
+            limits = sandbox.ulimit_script(limit, self._box.active)
+            if self._box.active:
+                writable = [workdir] + ([self._sandbox] if self._sandbox is not None else [])
+                hide: list[str] = []
+                if self._sandbox is not None:
+                    (self._sandbox / "decoys").mkdir()
+                    hide, self._hidden = sandbox.decoy_options(self._sandbox / "decoys")
+                    self._decoys = sandbox.atimes(self._hidden)
+                self._leftovers = f"tooluse-left-{os.urandom(8).hex()}"
+                argv = sandbox.wrap(sandbox.shim_argv(list(argv), limits, self._leftovers),
+                                    self._box,
+                                    writable=writable, chdir=workdir, extra=hide)
+            elif limits:
+                argv = ["/bin/sh", "-c", f'{limits}exec "$@"', "sh", *argv]
         self.proc: Any
         try:
             if fork_server is not None:
-                self.proc = fork_server.spawn(str(workdir), {**os.environ, **case_env})
+                self.proc = fork_server.spawn(str(workdir), env_out)
             else:
                 self.proc = subprocess.Popen(
-                    list(argv), cwd=workdir, env={**os.environ, **case_env},
+                    list(argv), cwd=workdir, env=env_out,
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     start_new_session=True)
         except (OSError, ForkServerError) as e:
             self._remove_sandbox()
             raise SubjectStartError(f"cannot start {label}: {e}") from e
+        if fork_server is not None and self._box.active:
+            self._net_before = fork_server.network()
+            self._hidden = fork_server.hidden
+            self._decoys = sandbox.atimes(self._hidden)
         self.pgid = self.proc.pid
         leader = proc_info(self.proc.pid)
         self._leader_start = leader.start if leader is not None else None
@@ -242,7 +283,7 @@ class ProcessSession:
         if line is _EOF:
             self.proc.wait(timeout=5)
             self._drain_stderr()
-            raise SubjectStartError(f"{self.label} exited at start (status {self.proc.returncode})"
+            raise SubjectStartError(f"{self.label} exited at start (status {self._status()})"
                                     f"{self._stderr_note()}")
         try:
             hello = json.loads(line)
@@ -305,7 +346,7 @@ class ProcessSession:
             return self._fault(f"{self.label} is not running (closed)")
         if self.proc.poll() is not None:  # it exited before this call (e.g. at start-up)
             self._drain_stderr()
-            return self._fault(f"{self.label} is not running (status {self.proc.returncode})"
+            return self._fault(f"{self.label} is not running (status {self._status()})"
                                f"{self._stderr_note()}")
         try:
             assert self.proc.stdin is not None
@@ -329,7 +370,7 @@ class ProcessSession:
             except subprocess.TimeoutExpired:
                 self._kill()
             self._drain_stderr()
-            r = self._fault(f"{self.label} exited while answering (status {self.proc.returncode})"
+            r = self._fault(f"{self.label} exited while answering (status {self._status()})"
                             f"{self._stderr_note()}")
             r.elapsed = elapsed
             return r
@@ -411,6 +452,8 @@ class ProcessSession:
             tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
             # Daemons (double fork + setsid) left the tree and the group: found by environment.
             tracked += case_processes(self._markers(), [], since=self._leader_start)
+            self._count_processes(tracked)
+        net_after = self._network()
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -445,9 +488,65 @@ class ProcessSession:
             kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
         _close_quietly(self.proc.stdin)
         self._check_home()  # a shell writes its history file as it exits
+        self._observe_escapes(net_after)
         self._remove_sandbox()
         with _live_lock:
             _live.discard(self)
+
+    # --- escape attempts --------------------------------------------------------------------
+
+    def _status(self) -> Any:
+        """The subject's exit status; a sandboxed command's ``bwrap`` reports a signal as
+        128 + its number: shown as the negative signal number, like an unsandboxed one."""
+        code = self.proc.returncode
+        if (self._fork_server is None and getattr(self, "_box", None) is not None
+                and self._box.active and isinstance(code, int) and 128 < code < 160):
+            return -(code - 128)
+        return code
+
+    def _network(self) -> dict[str, int]:
+        if not self._box.active:
+            return {}
+        if self._fork_server is not None:
+            return self._fork_server.network()
+        inside = descendants(self.proc.pid) if processes_supported() else []
+        return sandbox.network_counters(inside[0].pid) if inside else {}
+
+    def _count_processes(self, tracked: list[ProcInfo]) -> None:
+        mine = {p.pid for p in tracked if p.pid != self.proc.pid}
+        if len(mine) >= FORK_BOMB_PROCESSES:
+            limit = sandbox.nproc_limit() if self._box.active else None
+            self.escapes.append(f"fork bomb: {len(mine)} processes running at once"
+                                + (f" (held at the sandbox's process limit, {limit})"
+                                   if limit else " (no process limit without the sandbox)"))
+
+    def _observe_escapes(self, net_after: dict[str, int]) -> None:
+        """Fill :attr:`escapes` (called at close)."""
+        if self._leftovers is not None and self.proc.poll() is not None:
+            # A sandboxed command's namespace as it exited, listed by the shim on stderr.
+            self._drain_stderr(1.0)
+            tag = self._leftovers.encode() + b" "
+            lines = b"".join(self._stderr).split(b"\n")
+            left = [line[len(tag):].decode("utf-8", "replace").split(" ", 1)
+                    for line in lines if line.startswith(tag)]
+            inside = [ProcInfo(int(p[0]), 0, 0, "S", p[1].strip() if len(p) > 1 else "")
+                      for p in left if p[0].isdigit()]
+            if inside:
+                self.leaked = [*(self.leaked or []), *inside]
+        if self.leaked:
+            shown = ", ".join(f"{p.cmdline or p.pid}"[:80] for p in self.leaked[:3])
+            self.escapes.append(f"process outliving its case: {len(self.leaked)} left running "
+                                f"after close ({shown}); killed"
+                                + (" with the sandbox" if self._box.active else ""))
+        tried = sandbox.network_attempts(self._net_before, net_after)
+        if tried:
+            self.escapes.append(f"network: {tried} (the sandbox has no network)")
+        for decoy in sandbox.read_since(self._decoys):
+            real = self._hidden.get(decoy, decoy)
+            self.escapes.append(f"read a credential file outside its case directory: {real} "
+                                "(the sandbox gave it a decoy)")
+        if self._outside is not None:
+            self.escapes.extend(self._outside.changes())
 
     def _orphans(self) -> list[ProcInfo]:
         """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they
@@ -458,7 +557,7 @@ class ProcessSession:
         if server is None or self._start_ticks is None:
             return []
         with server.lock:  # no subject is forked while the table is read
-            orphans = [p for p in process_table().values() if p.ppid == server.proc.pid
+            orphans = [p for p in process_table().values() if p.ppid == server.reaper_pid
                        and p.pid not in server.spawned and p.start >= self._start_ticks]
         return [p for p in orphans if self._pipes & _open_pipes(p.pid)]
 

@@ -330,12 +330,19 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
         root = Path(d)
         for sub in ("work", "home", "tmp"):
             (root / sub).mkdir()
-        env = {**os.environ, **{f"TOOLUSE_{k.upper()}": str(v) for k, v in s.options.items()},
+        from conformance import sandbox
+
+        env = {**{f"TOOLUSE_{k.upper()}": str(v) for k, v in s.options.items()},
                "TOOLUSE_WORKDIR": str(root / "work"), "TOOLUSE_TIMEOUT": f"{timeout:g}"}
         if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
             env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
+        env = sandbox.subject_env(os.environ, env)  # as in a case: no credentials
+        argv = s.argv()
+        box = sandbox.status()
+        if box.active:  # started once as a case starts it: in the sandbox
+            argv = sandbox.wrap(argv, box, writable=[root], chdir=root / "work")
         try:
-            proc = subprocess.Popen(s.argv(), cwd=root / "work", env=env, stdin=subprocess.PIPE,
+            proc = subprocess.Popen(argv, cwd=root / "work", env=env, stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     start_new_session=True)
         except OSError as e:
