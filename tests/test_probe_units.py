@@ -147,3 +147,18 @@ def test_model_mode_unknown_scenario_header() -> None:
     handler = ModelModeHandler(load_cassettes(DATA / "model_a"))
     resp = handler(SimRequest("POST", "/v1/messages", {"x-tooluse-scenario": "nope"}, {}, b"{}"))
     assert resp.status == 400 and "no cassette 'nope'" in resp.body["error"]["message"]
+
+
+def test_bash_sees_no_credentials_and_a_home_of_its_own(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-should-not-leak-0123456789")
+    s = from_cassette(load_cassette(DATA / "model_a/probe_demo/bash_20250124/list_files.json"))
+    assert s is not None
+    desk = ToolDesk(s, root=tmp_path)
+    try:
+        out = desk.answer({"id": "t", "name": "bash", "input": {
+            "command": "echo key=${ANTHROPIC_API_KEY:-none} home=$HOME"}})
+        assert "key=none" in out["content"]
+        assert f"home={desk.workdir}/.home" in out["content"]
+    finally:
+        desk.close()

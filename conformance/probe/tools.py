@@ -7,23 +7,51 @@ mapped under the directory (``/repo/app.py`` is ``<dir>/repo/app.py``, and the d
 named back to the model). Every other client tool (custom tools) gets the scenario's recorded
 ``tool_result`` for that tool name, one after the other (the last one again when the model calls
 it more often), or an error result saying there is no recorded answer. No sandbox: the bash
-subject runs as the user running the probe, in the working directory.
+subject runs as the user running the probe, in the working directory, with ``HOME`` and
+``TMPDIR`` inside it (``TOOLUSE_SANDBOX_HOME=0`` keeps the real ones) and without the environment
+variables named like credentials (``ANTHROPIC_API_KEY`` never reaches a command's output).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from conformance.reference.bash import BashTool
+from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
+from simulator.secrets import SECRET_ENV
 
 from .scenarios import ProbeScenario, input_of
 
 #: Seconds a bash command may take.
 BASH_TIMEOUT = 30.0
+
+
+def command_env(workdir: Path) -> dict[str, str]:
+    """The environment of the probe's bash: no credentials, HOME and TMPDIR in ``workdir``."""
+    env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
+    if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
+        home, tmp = workdir / ".home", workdir / ".tmp"
+        home.mkdir(exist_ok=True)
+        tmp.mkdir(exist_ok=True)
+        env.update(HOME=str(home), TMPDIR=str(tmp))
+    return env
+
+
+class _ProbeBashSession(BashSession):
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["/bin/bash", "--noprofile", "--norc"], cwd=self.workdir, env=command_env(self.workdir),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+
+class _ProbeBash(BashTool):
+    session_class = _ProbeBashSession
 
 
 class ToolDesk:
@@ -76,7 +104,7 @@ class ToolDesk:
 
     def _bash_tool(self) -> BashTool:
         if self._bash is None:
-            self._bash = BashTool(self.workdir, BASH_TIMEOUT)
+            self._bash = _ProbeBash(self.workdir, BASH_TIMEOUT)
         return self._bash
 
     def _editor(self, tool_type: str, name: str) -> TextEditor:
