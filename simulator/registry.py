@@ -19,6 +19,7 @@ from .sources import (
     SEED_PTC,
     SEED_TEXT_EDITOR,
     Source,
+    capture,
     protocol,
     seed,
 )
@@ -331,6 +332,66 @@ register(ToolVersion(
     "allowed_domains", "blocked_domains", "citations", "max_content_tokens"),
     facts=(Fact("Needs code_execution 20260120 or later when code execution is in the request.",
                 seed(SEED_CODE_EXECUTION, "Versi alat")),),
+))
+
+# Versions live traffic uses beyond the seeds (real_traffic captures; their definitions and answers
+# are the evidence). web_search_20250305 and web_fetch_20250910 search/fetch directly (no code
+# execution); the 20260318 versions filter results with code the API runs itself: a request
+# naming only web_fetch_20260318 is answered with a `code_execution` server_tool_use and a
+# code_execution_tool_result (pydai__249/250), and they take `response_inclusion`/`use_cache`.
+_WEB_FIELDS = (*_DEF_FIELDS, "max_uses", "allowed_domains", "blocked_domains")
+_ALL_MODELS = frozenset(m.id for m in MODELS)
+register(ToolVersion(
+    type="web_search_20250305", family="web_search", name="web_search", side="server",
+    source=capture("pydai__001", "pydai__072", "llmanth__016"),
+    sub_tools={"web_search": "web_search_tool_result"}, models=_ALL_MODELS,
+    definition_fields=(*_WEB_FIELDS, "user_location"),
+    facts=(
+        Fact("The first web search version: results come back directly (web_search_tool_result, "
+             "cited text blocks), no code execution.", capture("pydai__072")),
+        Fact("Accepted on every model, Claude Sonnet 3.5 included (it predates code execution).",
+             capture("pydai__408", "pydai__409")),
+    ),
+))
+register(ToolVersion(
+    type="web_fetch_20250910", family="web_fetch", name="web_fetch", side="server",
+    source=capture("pydai__446", "pydai__259"),
+    sub_tools={"web_fetch": "web_fetch_tool_result"}, min_generation=4.0,
+    definition_fields=(*_WEB_FIELDS, "citations", "max_content_tokens"),
+    facts=(
+        Fact("The first web fetch version: pages come back directly (web_fetch_tool_result), no "
+             "code execution.", capture("pydai__447", "vercel__093")),
+        Fact("Older docs required the beta header web-fetch-2025-09-10; whether the API still does "
+             "is not captured (pydantic-ai's recordings drop headers), so it is not enforced [?].",
+             capture("pydai__446")),
+    ),
+))
+register(ToolVersion(
+    type="web_search_20260318", family="web_search", name="web_search", side="server",
+    source=capture("pydai__251", "rubyllm__059"),
+    sub_tools={"web_search": "web_search_tool_result"},
+    definition_fields=(*_WEB_FIELDS, "user_location", "response_inclusion"),
+    facts=(
+        Fact("Filters results with code the API runs (server_tool_use code_execution, encrypted "
+             "code_execution results) without a code execution tool in the request.",
+             capture("pydai__252", "pydai__254")),
+        Fact("response_inclusion: 'excluded' keeps the raw results out of the answer.",
+             capture("pydai__251")),
+    ),
+))
+register(ToolVersion(
+    type="web_fetch_20260318", family="web_fetch", name="web_fetch", side="server",
+    source=capture("pydai__249", "pydai__257"),
+    sub_tools={"web_fetch": "web_fetch_tool_result"},
+    definition_fields=(*_WEB_FIELDS, "citations", "max_content_tokens", "response_inclusion",
+                       "use_cache"),
+    facts=(
+        Fact("Filters fetched pages with code the API runs (server_tool_use code_execution, "
+             "code_execution_result) without a code execution tool in the request.",
+             capture("pydai__250")),
+        Fact("response_inclusion: 'excluded' keeps the raw page out of the answer; use_cache: "
+             "false asks for a fresh fetch.", capture("pydai__249")),
+    ),
 ))
 
 # --- custom tools and Managed Agents -----------------------------------------------------------

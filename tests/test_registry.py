@@ -75,3 +75,19 @@ def test_every_fact_has_a_source() -> None:
         assert t.source.section
         for f in t.facts:
             assert f.source.section, (t.type, f.text)
+
+
+def test_web_versions_from_live_traffic() -> None:
+    """The four web versions live traffic uses (issue 16) carry captures as their sources."""
+    from simulator.sources import REAL_TRAFFIC
+    for t in ("web_search_20250305", "web_fetch_20250910", "web_search_20260318",
+              "web_fetch_20260318"):
+        tv = TOOLS[t]
+        assert tv.side == "server" and tv.name == t.rsplit("_", 1)[0]
+        assert tv.source.document == REAL_TRAFFIC and tv.source.tag == "3P" and tv.facts
+        assert tv.beta_header is None  # nothing the captures show is enforced
+    # web search predates code execution: accepted on Sonnet 3.5 (real_traffic pydai__408)
+    assert TOOLS["web_search_20250305"].accepts_model("claude-3-5-sonnet-20241022") is True
+    assert TOOLS["web_search_20260209"].accepts_model("claude-3-5-sonnet-20241022") is False
+    assert "use_cache" in TOOLS["web_fetch_20260318"].definition_fields
+    assert "use_cache" not in TOOLS["web_fetch_20260209"].definition_fields

@@ -162,11 +162,16 @@ def _output(ctx: Ctx, t: str) -> Schema:
     return {"type": "array", "items": obj(ctx, {"type": const(t), "file_id": STR}, ["type", "file_id"])}
 
 
-def _run_result(ctx: Ctx, t: str, output: str, *, encrypted: bool = False) -> Schema:
+def _run_result(ctx: Ctx, t: str, output: str, *, encrypted: bool = False,
+                abort_reason: bool = False) -> Schema:
     stdout = "encrypted_stdout" if encrypted else "stdout"
-    return obj(ctx, {"type": const(t), stdout: STR, "stderr": STR, "return_code": INT,
-                     "content": _output(ctx, output)},
-               ["type", stdout, "stderr", "return_code", "content"],
+    props: dict[str, Schema] = {"type": const(t), stdout: STR, "stderr": STR, "return_code": INT,
+                                "content": _output(ctx, output)}
+    if abort_reason:
+        # Python results say why a cell stopped early (null when it ran to the end): 16 live
+        # captures (real_traffic pydai__250, pydai__273, vercel__090), absent from SDK 2.10.
+        props["abort_reason"] = nullable(STR)
+    return obj(ctx, props, ["type", stdout, "stderr", "return_code", "content"],
                lenient_required=["type", "return_code"])
 
 
@@ -181,9 +186,11 @@ def _error(ctx: Ctx, t: str, codes: tuple[str, ...], source: str, *,
 def code_execution_tool_result(ctx: Ctx) -> Schema:
     src = cite(registry.ERROR_CODES_SOURCE)
     return _result_block(ctx, "code_execution_tool_result", {
-        "code_execution_result": _run_result(ctx, "code_execution_result", "code_execution_output"),
+        "code_execution_result": _run_result(ctx, "code_execution_result", "code_execution_output",
+                                             abort_reason=True),
         "encrypted_code_execution_result": _run_result(
-            ctx, "encrypted_code_execution_result", "code_execution_output", encrypted=True),
+            ctx, "encrypted_code_execution_result", "code_execution_output", encrypted=True,
+            abort_reason=True),
         "code_execution_tool_result_error": _error(ctx, "code_execution_tool_result_error",
                                                    registry.CODE_EXECUTION_ERROR_CODES, src),
     })

@@ -74,7 +74,26 @@ def _usage_props(ctx: Ctx) -> dict[str, Schema]:
         "service_tier": nullable({"enum": ["standard", "priority", "batch"]}),
         "inference_geo": nullable(STR), "output_tokens_details": nullable(ANY_OBJ),
         "speed": nullable({"enum": ["standard", "fast"]}),
+        # One entry per model call of the turn (advisor, compaction, fallback): 16 live captures
+        # (real_traffic pydai__262, rubyllm__016, vercel__027).
+        "iterations": nullable({"type": "array", "items": ref("usage_iteration")}),
     }
+
+
+def usage_iteration(ctx: Ctx) -> Schema:
+    return obj(ctx, {"type": STR, "model": nullable(STR), "input_tokens": NONNEG,
+                     "output_tokens": NONNEG, "cache_creation_input_tokens": nullable(NONNEG),
+                     "cache_read_input_tokens": nullable(NONNEG),
+                     "cache_creation": nullable(ANY_OBJ)},
+               ["type", "input_tokens", "output_tokens"], lenient_required=["type"],
+               comment="type: message, advisor_message, compaction, fallback_message (live)")
+
+
+def stop_details(ctx: Ctx) -> Schema:
+    """Why a refusal stopped (real_traffic llmanth__037: type, category, explanation,
+    recommended_model)."""
+    return obj(ctx, {"type": STR, "category": nullable(STR), "explanation": nullable(STR),
+                     "recommended_model": nullable(STR)}, ["type"])
 
 
 def usage(ctx: Ctx) -> Schema:
@@ -92,7 +111,7 @@ def response(ctx: Ctx, *, content_min: int | None = None) -> Schema:
         "id": STR, "type": const("message"), "role": const("assistant"), "model": STR,
         "content": {"type": "array", "items": ref("response_block", _B)},
         "stop_reason": ref("stop_reason"), "stop_sequence": nullable(STR),
-        "stop_details": nullable(ANY_OBJ), "usage": ref("usage"),
+        "stop_details": nullable(ref("stop_details")), "usage": ref("usage"),
         "container": nullable(ref("container")), "diagnostics": nullable(ANY_OBJ),
         "context_management": nullable(ANY_OBJ),
     }
@@ -177,5 +196,6 @@ def build(ctx: Ctx) -> Schema:
         "tool_choice": tool_choice(ctx), "container": container(ctx),
         "container_param": container_param(ctx), "usage": usage(ctx),
         "delta_usage": delta_usage(ctx), "server_tool_usage": server_tool_usage(ctx),
+        "usage_iteration": usage_iteration(ctx), "stop_details": stop_details(ctx),
         "stop_reason": stop_reason(ctx), "request_headers": request_headers(ctx),
     }, title="Messages requests and responses")

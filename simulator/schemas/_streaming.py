@@ -42,7 +42,8 @@ def delta(ctx: Ctx) -> Schema:
 def events(ctx: Ctx) -> dict[str, Schema]:
     index = NONNEG
     message_delta = obj(ctx, {"stop_reason": ref("stop_reason", _M), "stop_sequence": nullable(STR),
-                              "stop_details": {}, "container": nullable(ref("container", _M))},
+                              "stop_details": nullable(ref("stop_details", _M)),
+                              "container": nullable(ref("container", _M))},
                         ["stop_reason", "stop_sequence"], lenient_required=[])
     return {
         "message_start": obj(ctx, {"type": const("message_start"), "message": ref("response", _M)},

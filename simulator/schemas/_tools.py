@@ -62,6 +62,9 @@ def definition_field_schemas(ctx: Ctx) -> dict[str, Schema]:
                                             "timezone": nullable(STR)}, ["type"])),
         "citations": nullable(obj(ctx, {"enabled": BOOL})),
         "max_content_tokens": nullable(_POSITIVE),
+        # web_search/web_fetch 20260318 (real_traffic pydai__249/251)
+        "response_inclusion": nullable(STR),
+        "use_cache": nullable(BOOL),
         "configs": nullable(ANY_OBJ),
         "default_config": ANY_OBJ,
     }
