@@ -5,6 +5,14 @@ One module per family; add yours to the import list below.
 
 from __future__ import annotations
 
-from conformance.checks import bash, bash_errors, bash_output, editor, loop, worker  # noqa: F401
+from conformance.checks import (  # noqa: F401
+    bash,
+    bash_errors,
+    bash_output,
+    editor,
+    loop,
+    sandbox,
+    worker,
+)
 
-__all__ = ["bash", "bash_errors", "bash_output", "editor", "loop", "worker"]
+__all__ = ["bash", "bash_errors", "bash_output", "editor", "loop", "sandbox", "worker"]

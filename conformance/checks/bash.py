@@ -177,6 +177,9 @@ def restart_clears_state(s: ToolSession) -> None:
     ok(s, "export TOOLUSE_RESTART_VAR=still-here", "exporting a variable")
     r = ok(s, "sleep 3600 >/dev/null 2>&1 & echo \"bg-pid=$!\"", "starting a background process")
     pid = pid_from(r, "bg-pid=")
+    host_pid = getattr(s, "host_pid", None)  # a sandboxed subject's pids are its namespace's
+    if pid is not None and callable(host_pid):
+        pid = host_pid(pid)
     visible = pid is not None and processes_supported() and alive(pid)
     rr = s.call({"restart": True})
     if rr.is_error:

@@ -40,6 +40,11 @@ from conformance.isolation import (
 )
 
 
+def run_root(workdir: Path) -> Path | None:
+    """The run directory (``tooluse-run-*``) holding ``workdir``, if any."""
+    return next((p for p in workdir.parents if p.name.startswith("tooluse-run-")), None)
+
+
 def available() -> bool:
     return (os.environ.get("TOOLUSE_FORKSERVER", "1") != "0" and processes_supported()
             and hasattr(socket, "send_fds"))
@@ -103,10 +108,10 @@ class ForkServer:
         cases of one run directory (``tooluse-run-*``, the one the server was started for)."""
         if self.box is None:
             return True
-        parent = Path(workdir).parent
+        root = run_root(Path(workdir))
         if self.root is None:
-            return parent.name.startswith("tooluse-run-")
-        return parent == self.root and self.running
+            return root is not None
+        return root == self.root and self.running
 
     def _start(self, root: Path | None = None) -> None:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -170,7 +175,7 @@ class ForkServer:
                 if self.proc is None:
                     if not self.can_serve(Path(workdir)):
                         raise ForkServerError(f"{workdir} is not in a run directory")
-                    self._start(Path(workdir).parent)
+                    self._start(run_root(Path(workdir)))
         r0, w0 = os.pipe()
         r1, w1 = os.pipe()
         r2, w2 = os.pipe()

@@ -493,6 +493,23 @@ class ProcessSession:
         with _live_lock:
             _live.discard(self)
 
+    def host_pid(self, pid: int) -> int | None:
+        """The harness's pid of the subject's process ``pid`` as the subject sees it (in the
+        sandbox, its own PID namespace's); None when no process of the subject has it."""
+        if not self._box.active:
+            return pid
+        for p in descendants(self.proc.pid):
+            try:
+                status = Path(f"/proc/{p.pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("NSpid:"):
+                    ids = line.split()[1:]
+                    if len(ids) > 1 and ids[-1] == str(pid):
+                        return p.pid
+        return None
+
     # --- escape attempts --------------------------------------------------------------------
 
     def _status(self) -> Any:

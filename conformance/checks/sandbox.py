@@ -1,0 +1,64 @@
+"""Escape checks: what a subject tried, on its own, outside its case (issue 17).
+
+The harness watches each subject process (:attr:`ProcessSession.escapes`, filled at close; see
+:mod:`conformance.sandbox` and docs/reliability.md): a write outside the case directory (into the
+directory ``tooluse`` runs in, e.g. the project checkout, or the user's ``HOME``), a network
+connection, a read of one of the user's credential files, a fork bomb, a process left running
+after the case. Under the sandbox the attempt is blocked and still reported; without it, what
+can be seen after the fact is reported.
+
+The checks send nothing unusual (bash runs ``true``, the editor views its empty working
+directory): a conformant tool does none of this unasked. A process left running by a bash
+subject is ``bash.session.no_processes_left_after_close``'s to report (one defect, one check); the
+editor has no such check, so its escape check reports it.
+"""
+
+from __future__ import annotations
+
+from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.checks.bash import BASH_TYPES
+from conformance.session import ToolSession
+from simulator.sources import SEED_BASH, seed
+
+#: Seed 003 "Security": run the session isolated, with resource limits, and treat every command
+#: as untrusted input.
+SECURITY = seed(SEED_BASH, "보안 (Security)")
+EDITOR_TYPES = ("text_editor_20241022", "text_editor_20250124", "text_editor_20250429",
+                "text_editor_20250728")
+STATEMENT = ("On its own, the tool does not write outside its working directory (the project "
+             "checkout, the user's HOME), open network connections, read the user's credential "
+             "files, fork without bound{extra}.")
+
+
+def _findings(s: ToolSession, *, leaks: bool) -> list[str]:
+    s.close()
+    escapes = getattr(s, "escapes", None)
+    if escapes is None:
+        raise CheckSkipped("this session cannot be watched (not a subject process)")
+    return [e for e in escapes if leaks or not e.startswith("process outliving")]
+
+
+def _judge(found: list[str]) -> str:
+    if found:
+        raise CheckFailure(f"the subject tried to leave its case: {'; '.join(found)}",
+                           received=found, documented=[])
+    return ""
+
+
+@check("bash.sandbox.stays_in_its_case", family="bash", severity=Severity.MUST,
+       applies_to=BASH_TYPES, source=SECURITY, statement=STATEMENT.format(extra=""),
+       tags=("sandbox",))
+def bash_stays_in_its_case(s: ToolSession) -> str:
+    s.call({"command": "true"})
+    return _judge(_findings(s, leaks=False))
+
+
+@check("editor.sandbox.stays_in_its_case", family="editor", severity=Severity.MUST,
+       applies_to=EDITOR_TYPES, source=SECURITY,
+       statement=STATEMENT.format(extra=", or leave a process running after it is closed"),
+       tags=("sandbox",))
+def editor_stays_in_its_case(s: ToolSession) -> str:
+    workdir = getattr(s, "workdir", None)
+    if workdir is not None:
+        s.call({"command": "view", "path": str(workdir)})
+    return _judge(_findings(s, leaks=True))
