@@ -213,6 +213,8 @@ def load_cassette(path: str | Path, *, cache: bool = True) -> Cassette:
         if found != Path(path):  # a cassette of the corpus, by name
             return load_cassette(found, cache=cache)
         raise CassetteError(path, "", "file not found") from None
+    except OSError as e:  # a parent directory that cannot be searched, a name too long...
+        raise CassetteError(path, "", f"cannot read the file: {_why(e)}") from None
     key = (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     with _LOADED_LOCK:
         hit = _LOADED.get(key)
@@ -241,6 +243,28 @@ def _read_bytes(p: Path) -> bytes:
         return p.read_bytes()
     except FileNotFoundError:
         raise CassetteError(p, "", "file not found") from None
+    except IsADirectoryError:
+        raise CassetteError(p, "", "a directory, not a cassette file") from None
+    except OSError as e:  # permission denied, an I/O error...
+        raise CassetteError(p, "", f"cannot read the file: {_why(e)}") from None
+
+
+def _why(e: OSError) -> str:
+    return e.strerror.lower() if e.strerror else str(e)
+
+
+def _walk_json(base: Path) -> Iterator[Path]:
+    """Every ``*.json`` under ``base`` (at any depth); a directory that cannot be listed is a
+    :class:`CassetteError` (``Path.rglob`` would skip it silently, calling it empty)."""
+    def fail(e: OSError) -> None:
+        where = Path(e.filename) if e.filename else base
+        raise CassetteError(where, "", f"cannot read the directory: {_why(e)}")
+
+    for folder, dirs, files in os.walk(base, onerror=fail):
+        dirs.sort()
+        for name in files:
+            if name.endswith(".json"):
+                yield Path(folder) / name
 
 
 def _parse_file(p: Path, data: bytes) -> Cassette:
@@ -265,7 +289,7 @@ def iter_cassette_paths(root: str | Path | None = None) -> Iterator[Path]:
     if not base.exists():
         raise CassetteError(base, "", "no such file or directory (nor a cassette or folder of "
                             f"that name in the corpus at {default_fixtures_root()})")
-    yield from sorted(p for p in base.rglob("*.json") if not p.name.startswith("_"))
+    yield from sorted(p for p in _walk_json(base) if not p.name.startswith("_"))
 
 
 def iter_corpus(root: str | Path | None = None) -> Iterator[Cassette]:

@@ -41,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     steps = [s for s in STEPS if s not in set(args.skip)]
     try:
         report = lint_paths(target, steps)
-    except CassetteError as e:
+    except CassetteError as e:  # an unreadable directory, a missing target
         raise UsageError(str(e)) from None
+    if report.checked == 0:  # an error, not a clean corpus: no summary before it
+        raise UsageError(f"{target}: no cassettes found (*.json)")
     for problem in report.problems:
         print(problem)
     if not args.quiet:
@@ -51,6 +53,4 @@ def run(args: argparse.Namespace) -> int:
         files = len({p.path for p in report.problems})
         verdict = "clean" if report.ok else f"{len(report.problems)} problem(s) in {files} file(s)"
         print(f"{report.checked} cassette(s) linted: {verdict}", file=sys.stderr)
-    if report.checked == 0:
-        raise UsageError(f"{target}: no cassettes found (*.json)")
     return EXIT_OK if report.ok else EXIT_FAIL

@@ -8,7 +8,9 @@ stdout; ``--port 0`` picks a free port). Serves ``/v1/messages`` (the replay eng
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
+import socket
 import sys
 from typing import Any
 
@@ -81,8 +83,8 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
     except ImportError as e:  # simulator.server.ServerUnavailable: the serve extra is missing
         raise UsageError(str(e)) from None
     except OSError as e:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}; "
-                         "choose another --port (0 picks a free one)") from None
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
+                         f"{_listen_advice(e, args.host)}") from None
     # SIGTERM ends the server like Ctrl-C, so callers' `finally` blocks (summaries, closing the
     # recorder) still run. The handler only asks uvicorn to exit: raising from a signal handler
     # can land inside a garbage-collector callback during start-up, where Python ignores the
@@ -102,6 +104,21 @@ def serve(handler: Any, args: argparse.Namespace, what: str, **kwargs: Any) -> N
     finally:
         signal.signal(signal.SIGTERM, previous)
 
+
+
+def _listen_advice(e: OSError, host: str) -> str:
+    """What to change when binding failed: the port when it is taken or reserved, else the host
+    (a name that does not resolve, an address that is not this machine's)."""
+    if isinstance(e, socket.gaierror):
+        return f"--host {host!r} is not a known host name or address (try 127.0.0.1)"
+    if e.errno == errno.EADDRINUSE:
+        return "the port is in use: choose another --port (0 picks a free one)"
+    if e.errno == errno.EACCES:
+        return "ports below 1024 need privileges: choose another --port (0 picks a free one)"
+    if e.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+        return (f"--host {host!r} is not an address of this machine (try 127.0.0.1, or "
+                "0.0.0.0 for every interface)")
+    return "check --host and --port (0 picks a free port)"
 
 
 def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:

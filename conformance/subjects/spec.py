@@ -39,6 +39,11 @@ def tool_types_of(family: str) -> list[str]:
     return sorted(t.type for t in TOOLS.values() if t.family == reg)
 
 
+def _a(word: str) -> str:
+    """``word`` with its indefinite article ("an editor", "a bash")."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def check_tool_type(family: str, tool_type: str | None) -> str:
     """The declared tool type, validated against the registry (default per family)."""
     if family not in REGISTRY_FAMILY:
@@ -48,7 +53,7 @@ def check_tool_type(family: str, tool_type: str | None) -> str:
         return DEFAULT_TOOL_TYPES[family]
     known = tool_types_of(family)
     if tool_type not in known:
-        raise UsageError(f"{tool_type!r} is not a {family} tool type; declare one of "
+        raise UsageError(f"{tool_type!r} is not {_a(family)} tool type; declare one of "
                          f"{', '.join(known)}")
     return tool_type
 
@@ -391,7 +396,8 @@ def subject_from_option(value: str, *, family: str, tool_type: str | None = None
     ref = REFERENCE_SUBJECTS.get(value)
     if ref is not None:
         if ref.family != family:
-            raise UsageError(f"{value!r} is a {ref.family} reference subject, not {family}")
+            raise UsageError(f"{value!r} is {_a(ref.family)} reference subject, not "
+                             f"{_a(family)} one")
         return factory_subject(ref.spec, family=family, tool_type=tool_type or ref.tool_type,
                                name=value if name is None else name,
                                options={**ref.options, **(options or {})})
