@@ -74,9 +74,20 @@ def _chars(value: Any) -> int:
     return total
 
 
-def estimate_tokens(body: Mapping[str, Any]) -> int:
-    """The simulator's estimate of a request's input tokens (see the module docstring)."""
-    chars = sum(_chars(body[f]) for f in COUNTED_FIELDS if f in body)
+def message_chars(message: Any) -> int:
+    """What one message adds to the estimate, in characters (a pure function of the message:
+    callers may keep it with the message's cached facts)."""
+    return _chars(message)
+
+
+def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = None) -> int:
+    """The simulator's estimate of a request's input tokens (see the module docstring);
+    ``messages_chars``: the sum of :func:`message_chars` over ``messages``, when known."""
+    if messages_chars is None:
+        chars = sum(_chars(body[f]) for f in COUNTED_FIELDS if f in body)
+    else:
+        chars = messages_chars + sum(_chars(body[f]) for f in COUNTED_FIELDS
+                                     if f in body and f != "messages")
     tokens = math.ceil(chars / CHARS_PER_TOKEN)
     tools = body.get("tools")
     if isinstance(tools, list) and tools:
@@ -120,4 +131,4 @@ def handle_count_tokens(request: SimRequest) -> SimResponse:
 
 
 __all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "count_tokens_response", "estimate_tokens",
-           "handle_count_tokens"]
+           "handle_count_tokens", "message_chars"]

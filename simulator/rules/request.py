@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..count_tokens import estimate_tokens
+from ..count_tokens import estimate_tokens, message_chars
 from ..models import is_model_id, lookup
 from ..sources import capture
 from .base import RuleContext, rule
@@ -107,13 +107,59 @@ def _sources(ctx: RuleContext) -> Iterator[tuple[str, str, dict[str, Any]]]:
                                str(inner["type"]), inner["source"])
 
 
+_SCAN = "rules.request.scan"
+
+
+def _has_file_source(message: Any) -> bool:
+    """A file source anywhere in the message (a pure function of it)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return False
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        inner = b.get("content") if b.get("type") == "tool_result" else None
+        for x in (b, *(inner if isinstance(inner, list) else ())):
+            src = x.get("source") if isinstance(x, dict) else None
+            if isinstance(src, dict) and src.get("type") == "file":
+                return True
+    return False
+
+
+def _scan(ctx: RuleContext) -> tuple[int | None, bool]:
+    """(characters of ``messages`` for the token estimate, whether some message has a file
+    source), each message's pair kept with its cached facts (:mod:`simulator.history`) so a
+    resent history is not walked again; computed once per request. Without history: (None,
+    the answer from a walk)."""
+    memo = ctx.__dict__.get("_request_scan")
+    if memo is not None:
+        return memo
+    h = ctx.history
+    if h is None or len(h.facts) != len(h.messages):
+        out: tuple[int | None, bool] = (None, any(_has_file_source(m) for m in ctx.raw_messages))
+    else:
+        total, found = 0, False
+        for m, f in zip(h.messages, h.facts, strict=True):
+            d = f.derived
+            if d is None:
+                d = f.derived = {}
+            pair = d.get(_SCAN)
+            if pair is None:
+                pair = d[_SCAN] = (message_chars(m), _has_file_source(m))
+            total += pair[0]
+            found = found or pair[1]
+        out = (total, found)
+    ctx.__dict__["_request_scan"] = out
+    return out
+
+
 @rule("content.file_source_needs_files_beta",
       source=capture("pydai__531", "pydai__533", "pydai__535", "pydai__537"),
       statement="An image or document with `source.type: \"file\"` needs the Files API beta "
                 f"({FILES_BETA}).",
       message=FILE_SOURCE)
 def file_source(ctx: RuleContext) -> str | None:
-    if FILES_BETA in ctx.betas:
+    if FILES_BETA in ctx.betas or not _scan(ctx)[1]:
         return None
     for path, kind, src in _sources(ctx):
         if src.get("type") == "file":
@@ -132,5 +178,5 @@ def prompt_within_window(ctx: RuleContext) -> str | None:
     limit = m.context_window
     if CONTEXT_1M_BETA in ctx.betas:
         limit = max(limit, 1_000_000)
-    tokens = estimate_tokens(ctx.body)
+    tokens = estimate_tokens(ctx.body, messages_chars=_scan(ctx)[0])
     return PROMPT_TOO_LONG.format(tokens=tokens, limit=limit) if tokens > limit else None
