@@ -141,3 +141,26 @@ def test_routes_dispatch_and_answer_unknown_paths_like_the_api() -> None:
     missing = routes(SimRequest("GET", "/v2/nothing"))
     assert missing.status == 404 and missing.body["error"]["type"] == "not_found_error"
     assert seen == ["/v1/messages", "/v1/messages/batches"]
+
+
+def test_effort_levels_and_context_window_per_model(client: anthropic.Anthropic) -> None:
+    """The Models API reports each model's effort levels (xhigh included) and context window;
+    the effort rule refuses exactly the levels it reports unsupported (real_traffic pydai__369:
+    Opus 4.6 has max but not xhigh)."""
+    from simulator.rules import RULES, RuleContext
+    from simulator.state import SimState
+    info = client.models.retrieve("claude-opus-4-6")
+    caps = info.capabilities
+    assert caps is not None and caps.effort.supported
+    assert caps.effort.max.supported and caps.effort.xhigh is not None
+    assert not caps.effort.xhigh.supported
+    assert info.max_input_tokens == lookup("claude-opus-4-6").context_window  # type: ignore[union-attr]
+    effort = RULES["effort.supported_level"].check
+    for m in MODELS:
+        levels = client.models.retrieve(m.id).capabilities.effort  # type: ignore[union-attr]
+        for level in ("low", "medium", "high", "xhigh", "max"):
+            supported = getattr(levels, level) is not None and getattr(levels, level).supported
+            body = {"model": m.id, "max_tokens": 10, "messages": [],
+                    "output_config": {"effort": level}}
+            refused = effort(RuleContext(body, {}, SimState())) is not None
+            assert refused == (bool(m.effort) and not supported), (m.id, level)
