@@ -11,8 +11,10 @@ MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR", "n
 MESSAGE_CHARS = 300
 
 
-def _one_line(text: str, limit: int = MESSAGE_CHARS) -> str:
-    flat = " ".join(str(text).split()).replace("|", "\\|")
+def _one_line(text: str, limit: int = MESSAGE_CHARS, *, in_table: bool = False) -> str:
+    flat = " ".join(str(text).split())
+    if in_table:
+        flat = flat.replace("|", "\\|")
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
@@ -34,7 +36,8 @@ def implementation_rows(doc: dict[str, Any]) -> list[str]:
         s = i["summary"] or {}
         version = f"{i['version_of']} {i['version'] or '(not installed)'}" if i["version_of"] \
             else "—"
-        status = i["status"] if i["status"] == "ran" else f"{i['status']}: {_one_line(i['reason'])}"
+        status = (i["status"] if i["status"] == "ran"
+                  else f"{i['status']}: {_one_line(i['reason'], in_table=True)}")
         lines.append(f"| {i['name']} | {i['tool_type']} | {version} | {i['python'] or '—'} | "
                      f"{status} | {s.get('pass', '—')} | {s.get('fail', '—')} | "
                      f"{s.get('skip', '—')} | {s.get('error', '—')} |")
@@ -60,6 +63,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
         for name in r["evidence"]:
             cell = r["cells"][name]
             out.append(f"- **{name}**: {_one_line(cell.get('message', ''))}")
+            for key in ("received", "documented"):
+                if cell.get(key):
+                    out.append(f"  {key}: {_code(_one_line(cell[key], 200))}")
             if cell.get("rerun"):
                 out.append(f"  rerun: {_code(cell['rerun'])}")
         out.append("")
