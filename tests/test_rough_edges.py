@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli import COMMANDS, main
 from simulator.cassette import (
     CassetteError,
     default_fixtures_root,
@@ -177,3 +177,16 @@ def test_a_port_in_use_is_told_about_the_port(capsys: pytest.CaptureFixture[str]
         port = taken.getsockname()[1]
         _, err = one_error_line(capsys, ["serve", str(CASSETTE), "--port", str(port)])
     assert "the port is in use: choose another --port" in err
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS)])
+def test_help_has_no_rst_markup(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main([*command, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: tooluse {' '.join(command)}".rstrip()), out[:200]
+    for markup in ("`", ":func:", ":class:", ":mod:"):
+        assert markup not in out, out
+    if not command:
+        assert "one module per subcommand" not in out  # developer text stays in the docstring

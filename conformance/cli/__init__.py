@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -29,6 +30,33 @@ COMMANDS = {
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+#: What ``tooluse --help`` says the command is (the module docstring is for developers).
+DESCRIPTION = ("tooluse: the conformance suite and protocol simulator for Claude's tool-use "
+               "protocol (bash and text editor tools, code execution, programmatic tool "
+               "calling, Managed Agents custom tools). 'tooluse COMMAND --help' for each.")
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+
+
+def plain(text: str | None) -> str | None:
+    """Help text without reStructuredText markup: ``x`` and :role:`x` become x, `x` 'x'."""
+    if not text:
+        return text
+    text = _ROLE.sub(r"\1", text).replace("``", "")
+    return re.sub(r"`([^`]+)`", r"'\1'", text)
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Strip markup from a parser's description and its options' help (they come from
+    docstrings and help strings written for the docs)."""
+    parser.description = plain(parser.description)
+    for action in parser._actions:
+        action.help = plain(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = plain(choice.help)
+
+
 class UsageError(Exception):
     """Bad options or input: printed as one line naming the problem and the fix; exit 2."""
 
@@ -36,7 +64,7 @@ class UsageError(Exception):
 def build_parser() -> argparse.ArgumentParser:
     from simulator import version
 
-    parser = argparse.ArgumentParser(prog="tooluse", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="tooluse", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -49,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         p = mod.add_parser(sub, name)
         p.set_defaults(_run=mod.run)
+        _plain_help(p)
+    _plain_help(parser)
     return parser
 
 
