@@ -209,15 +209,25 @@ def _probe(mode: str, bwrap: str | None, why: str) -> Status:
         return Status(mode, False, bwrap,
                       f"{bwrap} cannot create a sandbox: {said[-1] if said else proc.returncode}"
                       f"{hint}")
-    return Status(mode, True, bwrap, overlay=_has_overlay(bwrap))
+    return Status(mode, True, bwrap, overlay=_overlay_works(bwrap))
 
 
-def _has_overlay(bwrap: str) -> bool:
-    try:
-        out = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--overlay" in out.stdout + out.stderr
+def _overlay_works(bwrap: str) -> bool:
+    """Can this ``bwrap`` mount an overlay here (``--overlay``: bubblewrap 0.10 or later, and a
+    kernel allowing overlayfs in a user namespace)?"""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tooluse-probe-") as tmp:
+        t = Path(tmp)
+        for sub in ("lower", "up", "work"):
+            (t / sub).mkdir()
+        argv = [bwrap, *base_options(), "--overlay-src", str(t / "lower"), "--overlay",
+                str(t / "up"), str(t / "work"), str(t / "lower"), "--", "/bin/true"]
+        try:
+            return subprocess.run(argv, capture_output=True, timeout=10,
+                                  stdin=subprocess.DEVNULL).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
 
 
 def active() -> Status:
@@ -237,7 +247,7 @@ def active() -> Status:
 
 def base_options() -> list[str]:
     return ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
 
 
@@ -257,7 +267,7 @@ def _user_home() -> Path | None:
 
 def decoy_options(decoys: Path) -> tuple[list[str], dict[Path, Path]]:
     """Hide the user's credential files: each existing one is replaced by a decoy made in
-    ``decoys`` (a folder's files by decoy files of the same names), bound read-only over it.
+    ``decoys`` (a folder's files by decoy files of the same names), bound over it.
     Returns the ``bwrap`` options and ``{decoy: the real path it hides}``; a decoy's access time
     moves when the subject reads it."""
     home = _user_home()
@@ -284,7 +294,8 @@ def decoy_options(decoys: Path) -> tuple[list[str], dict[Path, Path]]:
                 continue
         except OSError:
             continue
-        opts += ["--ro-bind", str(decoy), str(real)]
+        # Bound read-write: a read-only mount never updates access times.
+        opts += ["--bind", str(decoy), str(real)]
     return opts, hidden
 
 
@@ -364,16 +375,60 @@ class Watch:
 
 
 def wrap(argv: list[str], st: Status, *, writable: Iterable[Path], chdir: Path,
-         decoys: Path | None = None, extra: Iterable[str] = ()) -> list[str]:
-    """``argv`` under ``bwrap``: read-only root, ``writable`` bound read-write."""
+         extra: Iterable[str] = ()) -> list[str]:
+    """``argv`` under ``bwrap``: read-only root, then ``extra`` (overlays, decoys), then the
+    ``writable`` folders bound read-write."""
     assert st.bwrap is not None
-    opts = [st.bwrap, *base_options()]
-    if decoys is not None:
-        opts += decoy_options(decoys)[0]
+    opts = [st.bwrap, *base_options(), *extra]
     for w in writable:
         opts += ["--bind", str(w), str(w)]
-    opts += [*extra, "--chdir", str(chdir), "--"]
+    opts += ["--chdir", str(chdir), "--"]
     return opts + list(argv)
+
+
+def watched_dirs() -> list[Path]:
+    """Where a subject has no business writing and the harness looks: the directory ``tooluse``
+    runs in (the project checkout) and the user's HOME (one, when it holds the other)."""
+    found: list[Path] = []
+    for d in (_user_home(), Path.cwd()):
+        if d is None or d == Path("/") or not d.is_dir():
+            continue
+        d = d.resolve()
+        if any(d == f or f in d.parents for f in found):
+            continue
+        found = [f for f in found if d not in f.parents] + [d]
+    return found
+
+
+def overlay_options(scratch: Path) -> tuple[list[str], dict[Path, Path]]:
+    """Overlays on :func:`watched_dirs`: the subject reads them as they are, and what it writes
+    there lands in an upper folder in ``scratch`` (never in the real one) for the harness to list.
+    A watched folder holding ``scratch`` is left read-only (overlayfs refuses it). Returns the
+    ``bwrap`` options and ``{upper folder: the folder it covers}``."""
+    opts: list[str] = []
+    uppers: dict[Path, Path] = {}
+    for i, d in enumerate(watched_dirs()):
+        if d == scratch or d in scratch.parents:
+            continue
+        up, work = scratch / f"up{i}", scratch / f"work{i}"
+        up.mkdir(parents=True)
+        work.mkdir()
+        opts += ["--overlay-src", str(d), "--overlay", str(up), str(work), str(d)]
+        uppers[up] = d
+    return opts, uppers
+
+
+def overlay_listing(uppers: Mapping[Path, Path]) -> set[str]:
+    """What the subject wrote through the overlays, as paths in the folders they cover."""
+    out: set[str] = set()
+    for up, dest in uppers.items():
+        for dirpath, dirnames, filenames in os.walk(up):
+            for name in [*dirnames, *filenames]:
+                rel = Path(dirpath, name).relative_to(up)
+                out.add(str(dest / rel))
+                if len(out) > 200:
+                    return out
+    return out
 
 
 #: The first process of a sandboxed command: applies the limits, runs the subject, and once it
@@ -479,3 +534,83 @@ def apply_limits() -> None:
                 resource.setrlimit(which, (value, value))
         except (OSError, ValueError):
             pass
+
+
+# --- the process-limit watchdog -----------------------------------------------------------------
+
+class ProcessWatchdog:
+    """Holds a sandbox to its process limit where ``RLIMIT_NPROC`` cannot: the kernel never
+    applies it to processes of the real root user, user namespace or not (CI runs as root).
+    Every 0.2 s it counts the processes of each watched sandbox (one listing of the sandbox's own
+    ``/proc``) and stops a sandbox past the limit by killing the first process of its PID
+    namespace (the kernel then kills the rest). :meth:`tripped` says what it stopped."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self._watched: dict[int, int] = {}  # bwrap pid -> limit
+        self._tripped: dict[int, str] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def needed() -> bool:
+        return os.geteuid() == 0 and nproc_limit() is not None
+
+    def watch(self, bwrap_pid: int) -> None:
+        limit = nproc_limit()
+        if limit is None:
+            return
+        with self._lock:
+            self._watched[bwrap_pid] = limit
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="tooluse-sandbox-watchdog")
+                self._thread.start()
+
+    def unwatch(self, bwrap_pid: int) -> str:
+        """Stop watching; what it did to this sandbox ("" for nothing)."""
+        with self._lock:
+            self._watched.pop(bwrap_pid, None)
+            return self._tripped.pop(bwrap_pid, "")
+
+    def tripped(self, bwrap_pid: int) -> str:
+        with self._lock:
+            return self._tripped.get(bwrap_pid, "")
+
+    def _loop(self) -> None:
+        import signal
+        import time
+
+        while True:
+            with self._lock:
+                watched = dict(self._watched)
+            if not watched:
+                return
+            for pid, limit in watched.items():
+                init = _first_child(pid)
+                if init is None:
+                    continue
+                try:
+                    count = sum(1 for n in os.listdir(f"/proc/{init}/root/proc") if n.isdigit())
+                except OSError:
+                    continue
+                if count > limit:
+                    try:
+                        os.kill(init, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    with self._lock:
+                        self._tripped[pid] = (f"{count} processes at once, past the process "
+                                              f"limit ({limit}); the sandbox was stopped")
+            time.sleep(self.interval)
+
+
+def _first_child(pid: int) -> int | None:
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(kids[0]) if kids else None
+
+
+WATCHDOG = ProcessWatchdog()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -97,6 +98,10 @@ class ForkServer:
         self.root: Path | None = None
         #: Decoys hiding the user's credential files in a sandboxed server: {decoy: real path}.
         self.hidden: dict[Path, Path] = {}
+        self.decoy_atimes: dict[Path, float] = {}
+        #: Overlays on the checkout and HOME of a sandboxed server: {upper folder: real one}.
+        self.uppers: dict[Path, Path] = {}
+        self.scratch: Path | None = None
         #: The server process itself (inside the sandbox: below ``bwrap``), the subreaper.
         self.reaper_pid = 0
         self.proc: Any = None
@@ -121,6 +126,11 @@ class ForkServer:
             self.root = root
             decoys = Path(tempfile.mkdtemp(prefix="tooluse-decoys-", dir=root))
             hide, self.hidden = sandbox.decoy_options(decoys)
+            self.decoy_atimes = sandbox.atimes(self.hidden)
+            if self.box.overlay:  # the run directory is writable: the overlays live beside it
+                self.scratch = Path(tempfile.mkdtemp(prefix="tooluse-overlay-", dir=root.parent))
+                overlays, self.uppers = sandbox.overlay_options(self.scratch)
+                hide = overlays + hide
             limits = sandbox.ulimit_script(None, True)
             env["TOOLUSE_SANDBOXED"] = "1"
             argv = sandbox.wrap(["/bin/sh", "-c", f'{limits}exec "$@"', "sh", *argv], self.box,
@@ -142,10 +152,17 @@ class ForkServer:
             raise ForkServerError(f"the subject factory failed: {hello.get('error')}")
         self.sock.settimeout(30.0)
         self.reaper_pid = self.proc.pid
+        if self.box is not None and sandbox.WATCHDOG.needed():
+            sandbox.WATCHDOG.watch(self.proc.pid)  # root: RLIMIT_NPROC does not hold
         if self.box is not None:
             server = [p for p in descendants(self.proc.pid) if "--fork-server" in p.cmdline]
             if server:
                 self.reaper_pid = server[-1].pid
+
+    @property
+    def bomb(self) -> str:
+        """What the process-limit watchdog did to this server's sandbox ("" for nothing)."""
+        return sandbox.WATCHDOG.tripped(self.proc.pid) if self.proc is not None else ""
 
     def network(self) -> dict[str, int]:
         """The sandbox's network counters (see :func:`conformance.sandbox.network_counters`)."""
@@ -226,6 +243,7 @@ class ForkServer:
     def close(self) -> None:
         if self.proc is None:
             return
+        sandbox.WATCHDOG.unwatch(self.proc.pid)
         # The server is a subreaper: daemons its subjects left behind are below it now.
         leftovers = descendants(self.proc.pid) if processes_supported() else []
         try:
@@ -240,6 +258,8 @@ class ForkServer:
         kill_pids([p.pid for p in still_alive(leftovers)])
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 _servers: dict[str, ForkServer] = {}

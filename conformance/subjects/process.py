@@ -158,6 +158,9 @@ class ProcessSession:
         self.escapes: list[str] = []
         self._decoys: dict[Path, float] = {}
         self._hidden: dict[Path, Path] = {}
+        self._scratch: Path | None = None
+        self._uppers: dict[Path, Path] = {}
+        self._written_before: set[str] = set()
         self._outside = sandbox.Watch(credentials=True) if not self._box.active else None
         self._net_before: dict[str, int] = {}
         self._leftovers: str | None = None  # the shim's tag for its report on stderr
@@ -171,9 +174,14 @@ class ProcessSession:
             if self._box.active:
                 writable = [workdir] + ([self._sandbox] if self._sandbox is not None else [])
                 hide: list[str] = []
+                if self._box.overlay:  # outside every folder the subject may write in
+                    self._scratch = Path(tempfile.mkdtemp(prefix="tooluse-overlay-",
+                                                          dir=workdir.parent))
+                    hide, self._uppers = sandbox.overlay_options(self._scratch)
                 if self._sandbox is not None:
                     (self._sandbox / "decoys").mkdir()
-                    hide, self._hidden = sandbox.decoy_options(self._sandbox / "decoys")
+                    decoys, self._hidden = sandbox.decoy_options(self._sandbox / "decoys")
+                    hide += decoys
                     self._decoys = sandbox.atimes(self._hidden)
                 self._leftovers = f"tooluse-left-{os.urandom(8).hex()}"
                 argv = sandbox.wrap(sandbox.shim_argv(list(argv), limits, self._leftovers),
@@ -194,10 +202,16 @@ class ProcessSession:
             self._remove_sandbox()
             raise SubjectStartError(f"cannot start {label}: {e}") from e
         if fork_server is not None and self._box.active:
-            self._net_before = fork_server.network()
+            # Shared by every case of this subject: what it did since its sandbox started (a
+            # factory acts before the case could take a snapshot).
             self._hidden = fork_server.hidden
-            self._decoys = sandbox.atimes(self._hidden)
+            self._decoys = fork_server.decoy_atimes
+            self._uppers = fork_server.uppers
         self.pgid = self.proc.pid
+        self._watched = False
+        if self._box.active and fork_server is None and sandbox.WATCHDOG.needed():
+            sandbox.WATCHDOG.watch(self.proc.pid)  # root: RLIMIT_NPROC does not hold
+            self._watched = True
         leader = proc_info(self.proc.pid)
         self._leader_start = leader.start if leader is not None else None
         self._fork_server = fork_server
@@ -231,8 +245,9 @@ class ProcessSession:
                 raise
 
     def _remove_sandbox(self) -> None:
-        if self._sandbox is not None:
-            shutil.rmtree(self._sandbox, ignore_errors=True)
+        for d in (self._sandbox, getattr(self, "_scratch", None)):
+            if d is not None:
+                shutil.rmtree(d, ignore_errors=True)
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -284,7 +299,7 @@ class ProcessSession:
             self.proc.wait(timeout=5)
             self._drain_stderr()
             raise SubjectStartError(f"{self.label} exited at start (status {self._status()})"
-                                    f"{self._stderr_note()}")
+                                    f"{self._sandbox_note()}{self._stderr_note()}")
         try:
             hello = json.loads(line)
         except ValueError:
@@ -292,6 +307,17 @@ class ProcessSession:
         if not hello.get("ready"):
             self._kill()
             raise SubjectStartError(f"the subject factory failed: {hello.get('error')}")
+
+    def _sandbox_note(self) -> str:
+        """Why the sandbox stopped this subject, if it did (the process-limit watchdog)."""
+        box = getattr(self, "_box", None)
+        if box is None or not box.active:
+            return ""
+        if self._watched:
+            said = sandbox.WATCHDOG.tripped(self.proc.pid)
+        else:
+            said = self._fork_server.bomb if self._fork_server is not None else ""
+        return f"; the sandbox stopped it: fork bomb: {said}" if said else ""
 
     def _stderr_note(self) -> str:
         tail = self.stderr_tail.strip()
@@ -371,7 +397,7 @@ class ProcessSession:
                 self._kill()
             self._drain_stderr()
             r = self._fault(f"{self.label} exited while answering (status {self._status()})"
-                            f"{self._stderr_note()}")
+                            f"{self._sandbox_note()}{self._stderr_note()}")
             r.elapsed = elapsed
             return r
         if len(line) > MAX_LINE:
@@ -539,6 +565,13 @@ class ProcessSession:
 
     def _observe_escapes(self, net_after: dict[str, int]) -> None:
         """Fill :attr:`escapes` (called at close)."""
+        stopped = ""
+        if self._watched:
+            stopped = sandbox.WATCHDOG.unwatch(self.proc.pid)
+        elif self._fork_server is not None and self._box.active:
+            stopped = self._fork_server.bomb
+        if stopped and not any(e.startswith("fork bomb") for e in self.escapes):
+            self.escapes.append(f"fork bomb: {stopped}")
         if self._leftovers is not None and self.proc.poll() is not None:
             # A sandboxed command's namespace as it exited, listed by the shim on stderr.
             self._drain_stderr(1.0)
@@ -562,6 +595,11 @@ class ProcessSession:
             real = self._hidden.get(decoy, decoy)
             self.escapes.append(f"read a credential file outside its case directory: {real} "
                                 "(the sandbox gave it a decoy)")
+        written = sorted(sandbox.overlay_listing(self._uppers) - self._written_before)
+        if written:
+            self.escapes.append(f"wrote outside its case directory: {', '.join(written[:5])}"
+                                f"{', ...' if len(written) > 5 else ''} (kept out of the real "
+                                "folders by the sandbox)")
         if self._outside is not None:
             self.escapes.extend(self._outside.changes())
 

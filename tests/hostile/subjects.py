@@ -20,8 +20,11 @@ from conformance.reference.bash import factory as reference_bash
 def _mark(text: str) -> None:
     path = os.environ.get("TOOLUSE_TEST_MARK")
     if path:
-        with open(path, "a") as f:
-            f.write(text + "\n")
+        try:
+            with open(path, "a") as f:
+                f.write(text + "\n")
+        except OSError:  # read-only in the sandbox
+            pass
 
 
 def slow(workdir: Path, timeout: float = 3.0) -> Any:
