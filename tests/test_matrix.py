@@ -21,7 +21,9 @@ BROKEN = ROOT / "tests" / "broken"
 #: A JSON-lines bash tool that runs each command in a fresh shell and drops stderr: it fails
 #: bash.output.stdout_and_stderr (like the broken factory) and bash.session.cwd_persists.
 FORGETFUL = textwrap.dedent("""\
-    import json, subprocess, sys
+    import json, os, subprocess, sys
+    if os.environ.get("MATRIX_DEMO") != "on" or os.environ.get("TERM") != "dumb":
+        sys.exit("the config's env did not reach the subject")
     for line in sys.stdin:
         cmd = json.loads(line).get("command", "")
         p = subprocess.run(["/bin/bash", "-c", cmd], stdout=subprocess.PIPE,
@@ -56,7 +58,7 @@ def _config(tmp_path: Path) -> Path:
         name = "forgetful"
         tool_type = "bash_20250124"
         command = "{sys.executable} forgetful.py"
-        env = {{ TERM = "dumb" }}
+        env = {{ TERM = "dumb", MATRIX_DEMO = "on" }}
 
         [[subject]]
         name = "future-python"
@@ -114,7 +116,9 @@ def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     assert cell["message"]
     assert "bash_no_stderr.py:factory" in cell["rerun"]
     assert cell["rerun"].endswith("--check bash.output.stdout_and_stderr")
-    assert both["cells"]["forgetful"]["rerun"].startswith("TERM=dumb tooluse run --bash-cmd")
+    again = both["cells"]["forgetful"]["rerun"]
+    assert again.startswith("MATRIX_DEMO=on TERM=dumb tooluse run --bash-cmd")
+    assert "--pass-env MATRIX_DEMO" in again  # the subject gets it inside the sandbox too
 
 
 def test_implementations_versions_and_unavailable_column(matrix: tuple[int, Path, str]) -> None:
@@ -182,6 +186,8 @@ factory = "conformance.reference.bash:factory"
     ("[matrix]\n", "no [[subject]] entry"),
     (BASE + "requirements = 'x'\n", "requirements must be a list"),
     (BASE + "max_characters = 100\n", "max_characters is a positive integer, for text editor"),
+    (BASE + "env = { MY_API_KEY = 'x' }\n", "env MY_API_KEY: a credential never reaches"),
+    (BASE + "env = { TERM = 1 }\n", "env must be a table of strings"),
     ("[[subject]\n", "not valid TOML"),
 ])
 def test_bad_config_exits_2_naming_the_problem(tmp_path: Path, capsys, text: str,

@@ -171,6 +171,15 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise UsageError(f"{path}: {where}: env must be a table of strings, e.g. "
                          "env = { TERM = \"dumb\" }")
+    from conformance.sandbox import is_credential
+
+    for key in env:
+        if not key or "=" in key or not key.replace("_", "a").isalnum():
+            raise UsageError(f"{path}: {where}: env {key!r} is not an environment variable name")
+        if is_credential(key):
+            raise UsageError(f"{path}: {where}: env {key}: a credential never reaches a subject "
+                             "(tooluse run drops it) and is never written into a config; give "
+                             "the subject what it needs another way")
     max_chars = entry.get("max_characters")
     if max_chars is not None and (family != "editor" or not isinstance(max_chars, int)
                                   or isinstance(max_chars, bool) or max_chars < 1):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import time
@@ -71,6 +70,11 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
     n = entry.jobs or config.jobs or jobs
     if n:
         argv += ["--jobs", str(n)]
+    from conformance.sandbox import ALLOWED_ENV
+
+    for name in sorted(entry.env):  # the sandbox gives subjects an allow-listed environment
+        if name not in ALLOWED_ENV and not name.startswith("TOOLUSE_"):
+            argv += ["--pass-env", name]
     if checks:
         argv += ["--check", *checks]
     return [*argv, "--out", str(out_dir)]
@@ -87,26 +91,12 @@ def _environ(entry: SubjectEntry, env: EnvResult) -> dict[str, str]:
 
 def launcher_words(entry: SubjectEntry, env: EnvResult) -> list[str]:
     """How a reader starts this column's ``tooluse`` (``TERM=dumb ~/.cache/.../bin/tooluse``)."""
-    words = [f"{k}=\"${k}\"" if secret_name(k) else f"{k}={shlex.quote(v)}"
-             for k, v in sorted(entry.env.items())]
+    words = [f"{k}={shlex.quote(v)}" for k, v in sorted(entry.env.items())]
     if env.env_dir is not None:
         words.append(_tilde(str(env.env_dir / "bin" / "tooluse")))
     else:
         words.append("tooluse")
     return words
-
-
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|CREDENTIAL|COOKIE", re.IGNORECASE)
-
-
-def secret_name(name: str) -> bool:
-    """Does an environment variable's name say it holds a credential (never written out)?"""
-    return bool(_SECRET_NAME.search(name))
-
-
-def shown_env(env: dict[str, str]) -> dict[str, str]:
-    """The config's ``env`` as reports show it: credentials' values left out."""
-    return {k: f"${k} (not shown)" if secret_name(k) else v for k, v in env.items()}
 
 
 def _tilde(path: str) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.catalog import CATALOG, Check
-from conformance.matrix.execute import ColumnRun, shown_env
+from conformance.matrix.execute import ColumnRun
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("matrix.schema.json")
@@ -78,7 +78,7 @@ def implementation_record(col: ColumnRun, out_root: Path) -> dict[str, Any]:
         "name": e.name, "family": e.family, "tool_type": e.tool_type,
         "kind": "factory" if e.factory is not None else "command", "spec": e.spec,
         "python_requested": e.python, "requirements": list(e.requirements),
-        "env": shown_env(e.env), "version_of": e.version_of, "version": col.version,
+        "env": dict(e.env), "version_of": e.version_of, "version": col.version,
         "python": col.python, "suite_version": col.suite_version, "status": col.status,
         "reason": col.reason, "duration": round(col.duration, 2), "exit_code": col.exit_code,
         "summary": summary,
