@@ -112,18 +112,21 @@ class ModelModeHandler:
 
     @staticmethod
     def _starts_over(sim: Any, request: SimRequest) -> bool:
-        """The conversation's opening again, where the engine expects a later turn (or nothing)."""
+        """An opening request (no later turns) that the engine's next exchange is not: a later
+        turn, another conversation of the cassette, or nothing left."""
         try:
             body = request.json()
         except (ValueError, UnicodeDecodeError):
             return False
-        if not isinstance(body, dict) or _turns_key(MatchRequest("POST", "/", body)):
+        incoming = MatchRequest("POST", "/", body) if isinstance(body, dict) else None
+        if incoming is None or _turns_key(incoming):
             return False
         remaining = sim.remaining()
         if not remaining:
             return True
         cassette, index = remaining[0]
-        return bool(_turns_key(MatchRequest.from_recorded(cassette.exchanges[index].request)))
+        recorded = MatchRequest.from_recorded(cassette.exchanges[index].request)
+        return bool(_turns_key(recorded)) or _opening_key(recorded) != _opening_key(incoming)
 
 
 def build(cassettes: Iterable[Cassette], **engine_opts: Any) -> Any:

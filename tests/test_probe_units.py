@@ -162,3 +162,18 @@ def test_bash_sees_no_credentials_and_a_home_of_its_own(tmp_path: Path,
         assert f"home={desk.workdir}/.home" in out["content"]
     finally:
         desk.close()
+
+
+def test_model_mode_starts_a_scenario_over_on_its_opening() -> None:
+    """A cassette holding two conversations: after the first, the first's opening again (a
+    resumed probe) is answered from the start, not refused for not being the second."""
+    from simulator.http import SimRequest
+
+    name = "code_execution/code_execution_20260120/container_reuse.json"
+    [cassette] = load_cassettes(name)
+    handler = ModelModeHandler([cassette])
+    opening = cassette.exchanges[0].request
+    request = SimRequest("POST", "/v1/messages", {**opening["headers"],
+                                                  "x-tooluse-scenario": cassette.id},
+                         {}, json.dumps(opening["body"]).encode())
+    assert [handler(request).status for _ in range(3)] == [200, 200, 200]

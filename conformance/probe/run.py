@@ -133,6 +133,7 @@ class ProbeRun:
             "scenarios": {}}
         self._lock = threading.Lock()
         self._finished = 0
+        self._inner: Any = None
         self.outcomes: list[Outcome] = []
 
     @property
@@ -147,6 +148,7 @@ class ProbeRun:
             self.index["scenarios"].setdefault(s.id, {"status": "pending"})
         self._write_index()
         workers = max(1, self.config.concurrency)
+        self._inner = _inner_transport(workers)
         try:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tooluse-probe") as pool:
                 futures = [pool.submit(self._one, s) for s in todo]
@@ -157,6 +159,7 @@ class ProbeRun:
                     self.stop.set()
                     raise
         finally:
+            self._inner.close()
             self.index["runs"].append({
                 "started": started, "wall_seconds": round(time.monotonic() - t0, 3),
                 "host": urlsplit(self.config.base_url).netloc, "scenarios": len(todo),
@@ -170,7 +173,7 @@ class ProbeRun:
     def _one(self, scenario: ProbeScenario) -> None:
         if self.stop.is_set() or self.budget.exhausted:
             return  # not started: stays pending, a resumed run drives it
-        transport = RecordingTransport(_inner_transport(), self.scanner)
+        transport = RecordingTransport(self._inner, self.scanner)
         client = _client(self.config, transport, scenario.id)
         desk = ToolDesk(scenario)
         driver = Driver(scenario, client, self.config.model, self.config.limits, self.budget,
@@ -223,10 +226,11 @@ class ProbeRun:
                      json.dumps(self.index, indent=2, ensure_ascii=False) + "\n")
 
 
-def _inner_transport() -> Any:
+def _inner_transport(workers: int) -> Any:
+    """One connection pool for the run (building a TLS context costs ~0.15 s)."""
     import httpx2
 
-    return httpx2.HTTPTransport()
+    return httpx2.HTTPTransport(limits=httpx2.Limits(max_connections=max(10, 2 * workers)))
 
 
 def _client(config: ProbeConfig, transport: RecordingTransport, scenario_id: str) -> Any:

@@ -64,7 +64,8 @@ class RecordingTransport(httpx2.BaseTransport):
         return httpx2.Response(upstream.status_code, headers=passed, content=raw, request=request, extensions=upstream.extensions)
 
     def close(self) -> None:
-        self.inner.close()
+        """Nothing to close: ``inner`` (its connection pool and TLS context, costly to build) is
+        shared by a run's scenarios and closed by the run."""
 
 
 def cassette_of(scenario_id: str, model: str, exchanges: list[dict[str, Any]],
