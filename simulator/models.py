@@ -99,12 +99,13 @@ def lookup(model_id: str) -> Model | None:
 
 
 #: How a Claude model id looks: ``claude-<family>-<major>[-<minor>][-<YYYYMMDD>|-latest]`` or the
-#: 3.x form ``claude-3[-5|-7]-<family>-<YYYYMMDD>|-latest`` [I]. The API knows models this table
+#: 3.x form ``claude-3[-5|-7]-<family>-<YYYYMMDD>|-latest`` (``@<YYYYMMDD>`` as Vertex AI names
+#: them) [I]. The API knows models this table
 #: does not, so an id of this shape is never refused; any other (a misspelled family such as
 #: ``claude-sonet-4-5``) is answered 404 ``model: <id>`` (real_traffic pydai__056, pydai__326).
 MODEL_ID = re.compile(
     r"^claude-(?:(?:opus|sonnet|haiku|fable|mythos)-(?:\d+(?:-\d{1,2})?|preview)"
-    r"|\d(?:-\d)?-(?:opus|sonnet|haiku))(?:-(?:\d{8}|latest|preview))?(?:-v\d+(?::\d+)?)?$")
+    r"|\d(?:-\d)?-(?:opus|sonnet|haiku))(?:[-@](?:\d{8}|latest|preview))?(?:-v\d+(?::\d+)?)?$")
 
 
 def is_model_id(model_id: str) -> bool:
