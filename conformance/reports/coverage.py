@@ -80,14 +80,30 @@ def known_rule_ids() -> list[str] | None:
     return None
 
 
-def known_check_ids() -> list[str]:
+def _catalog() -> dict[str, Any]:
     from conformance.catalog import CATALOG
 
     # registers every check of the suite; a broken check module must not stop a report
     with contextlib.suppress(Exception):
         importlib.import_module("conformance.checks")
+    return dict(CATALOG)
 
-    return sorted(CATALOG)
+
+def known_check_ids(subjects: Iterable[dict[str, Any]] | None = None) -> list[str]:
+    """Every check id of the catalog; with ``subjects`` (results-file subject records), only
+    those that apply to one of them (same family, the subject's tool type listed)."""
+    catalog = _catalog()
+    if subjects is None:
+        return sorted(catalog)
+    kinds = {(s.get("family"), s.get("tool_type")) for s in subjects}
+    return sorted(cid for cid, chk in catalog.items()
+                  if any(chk.family == fam and tt in chk.applies_to for fam, tt in kinds))
+
+
+def _check_tool_types(families: set[str]) -> list[str]:
+    """The tool types the catalog's checks of ``families`` are written for."""
+    return sorted({t for chk in _catalog().values() if chk.family in families
+                   for t in chk.applies_to})
 
 
 def rules_from_log(log: Iterable[Any]) -> set[str]:
@@ -96,13 +112,28 @@ def rules_from_log(log: Iterable[Any]) -> set[str]:
             if getattr(e, "kind", None) == "rule_violated" and getattr(e, "rule_id", None)}
 
 
-def _dimension(known: list[str] | None, exercised: Iterable[str]) -> dict[str, Any]:
+def _dimension(known: list[str] | None, exercised: Iterable[str],
+               scope: str | None = None) -> dict[str, Any]:
     seen = sorted(set(exercised))
     if known is None:
-        return {"known": None, "exercised": seen, "missing": [], "extra": []}
-    return {"known": known, "exercised": [s for s in seen if s in known],
-            "missing": [k for k in known if k not in seen],
-            "extra": [s for s in seen if s not in known]}
+        out: dict[str, Any] = {"known": None, "exercised": seen, "missing": [], "extra": []}
+    else:
+        out = {"known": known, "exercised": [s for s in seen if s in known],
+               "missing": [k for k in known if k not in seen],
+               "extra": [s for s in seen if s not in known]}
+    if scope:
+        out["scope"] = scope
+    return out
+
+
+#: Why the traffic dimensions are left out of a run that replayed no API traffic.
+NO_TRAFFIC = ("not applicable: the run replayed no API traffic (no agent-loop checks, no "
+              "fixture corpus)")
+
+
+def _not_applicable(why: str) -> dict[str, Any]:
+    return {"known": [], "exercised": [], "missing": [], "extra": [], "applies": False,
+            "scope": why}
 
 
 #: The agent-loop check that replays the whole corpus (``conformance.loops.corpus``).
@@ -151,30 +182,62 @@ def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
                 pass  # the report must still be written; the gap shows as missing entries
         for cassette in replayed_cassettes(ran):
             add_cassette(stats, cassette)
-    tool_versions = {s["tool_type"] for s in doc.get("subjects", []) if s.get("tool_type")}
+    subjects = list(doc.get("subjects") or [])
+    tool_versions = {s["tool_type"] for s in subjects if s.get("tool_type")}
     tool_versions |= {r["tool_type"] for r in ran if r.get("tool_type")}
     tool_versions |= set(stats.tool_types)
     block_types = set(stats.block_types) | set(stats.request_block_types)
     rules = set(stats.expected_rules) | set(rules_fired)
+    checks = (r["check_id"] for r in ran)
+    if not subjects:  # no subject records: measured against everything the suite knows
+        known_checks, check_scope = known_check_ids(), None
+    else:
+        families = sorted({str(s.get("family")) for s in subjects})
+        known_checks = known_check_ids(subjects)
+        check_scope = f"the checks that apply to the run's subjects ({', '.join(families)})"
+    traffic = corpus is not None or stats.exchanges > 0 or bool(rules)
+    if traffic:
+        versions = _dimension(known_tool_versions(), tool_versions)
+    else:  # the tool versions of the subjects' families, not every tool of the API
+        families = sorted({str(s.get("family")) for s in subjects})
+        known = sorted(set(_check_tool_types(set(families))) | tool_versions)
+        versions = _dimension(known, tool_versions, f"the tool types the suite checks for "
+                                                    f"{', '.join(families) or 'no subject'}")
     return {
-        "tool_versions": _dimension(known_tool_versions(), tool_versions),
-        "block_types": _dimension(known_block_types(), block_types),
-        "error_codes": _dimension(known_error_codes(), stats.error_codes),
-        "stop_reasons": _dimension(known_stop_reasons(), stats.stop_reasons),
-        "rules": _dimension(known_rule_ids(), rules),
-        "checks": _dimension(known_check_ids(), (r["check_id"] for r in ran)),
+        "tool_versions": versions,
+        "block_types": (_dimension(known_block_types(), block_types) if traffic
+                        else _not_applicable(NO_TRAFFIC)),
+        "error_codes": (_dimension(known_error_codes(), stats.error_codes) if traffic
+                        else _not_applicable(NO_TRAFFIC)),
+        "stop_reasons": (_dimension(known_stop_reasons(), stats.stop_reasons) if traffic
+                         else _not_applicable(NO_TRAFFIC)),
+        "rules": (_dimension(known_rule_ids(), rules) if traffic
+                  else _not_applicable(NO_TRAFFIC)),
+        "checks": _dimension(known_checks, checks, check_scope),
     }
 
 
 def coverage_rows(coverage: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
-    """(dimension, "exercised/known", missing) for the renderers."""
+    """(dimension, "exercised/known", missing) for the renderers; dimensions that do not apply
+    to the run are left out (:func:`coverage_notes` says which and why)."""
     rows = []
     for dim in DIMENSIONS:
         c = coverage.get(dim)
-        if not c:
+        if not c or c.get("applies") is False:
             continue
         known = c.get("known")
         frac = (f"{len(c['exercised'])}/{len(known)}" if known is not None
                 else f"{len(c['exercised'])}/? (registry not installed)")
         rows.append((dim.replace("_", " "), frac, list(c.get("missing", []))))
     return rows
+
+
+def coverage_notes(coverage: dict[str, Any]) -> list[str]:
+    """One sentence per distinct scope: what a dimension was measured against, or why it does
+    not apply to the run (e.g. "block types, rules: not applicable: ...")."""
+    by_scope: dict[str, list[str]] = {}
+    for dim in DIMENSIONS:
+        c = coverage.get(dim)
+        if c and c.get("scope"):
+            by_scope.setdefault(str(c["scope"]), []).append(dim.replace("_", " "))
+    return [f"{', '.join(dims)}: {scope}" for scope, dims in by_scope.items()]

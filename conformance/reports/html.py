@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import BaselineVerdict
-from .coverage import coverage_rows
+from .coverage import coverage_notes, coverage_rows
 from .render_common import (
     SEVERITY_ORDER,
     format_value,
@@ -56,7 +56,8 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
         cite = f' <span class="muted">({_e(src["document"])} § {_e(src.get("title") or src["section"])})</span>' if src else ""
         parts.append(f"<p><em>{_e(r['statement'])}</em>{cite}</p>")
     if r.get("message"):
-        parts.append(f"<pre>{_e(r['message'])}</pre>")
+        # Wrapped text, not a scrolling box: the message is the first thing to read.
+        parts.append(f'<p class="message">{_e(r["message"])}</p>')
     if r.get("received") is not None or r.get("documented") is not None:
         parts.append('<div class="side"><div><strong>Received</strong>'
                      f"<pre>{_e(format_value(r.get('received')))}</pre></div>"
@@ -157,6 +158,12 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                  + (", ".join(f"<code>{_e(x)}</code>" for x in miss) or "—") + "</td></tr>"
                  for d, f, miss in rows]
         body.append("</tbody></table>")
+    notes = coverage_notes(doc.get("coverage") or {})
+    if notes:
+        if not rows:
+            body.append("<h2>Protocol coverage</h2>")
+        body.append('<ul class="muted" id="coverage-notes">'
+                    + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
     html = TEMPLATE.read_text(encoding="utf-8")
     return html.replace("{{TITLE}}", _e(f"tooluse conformance: {word}")).replace(
         "{{BODY}}", "\n".join(body))

@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from .baseline import BaselineVerdict
-from .coverage import coverage_rows
+from .coverage import coverage_notes, coverage_rows
 from .render_common import (
     format_value,
     is_known,
@@ -145,12 +145,17 @@ def _observed(doc: dict[str, Any]) -> str:
 
 def _coverage(doc: dict[str, Any]) -> str:
     rows = coverage_rows(doc.get("coverage") or {})
-    if not rows:
+    notes = coverage_notes(doc.get("coverage") or {})
+    if not rows and not notes:
         return ""
-    out = ["", "### Protocol coverage", "", "| dimension | exercised | missing |", "|---|---:|---|"]
+    out = ["", "### Protocol coverage", ""]
+    if rows:
+        out += ["| dimension | exercised | missing |", "|---|---:|---|"]
     for dim, frac, missing in rows:
         shown = ", ".join(f"`{m}`" for m in missing[:12])
         if len(missing) > 12:
             shown += f", … {len(missing) - 12} more"
         out.append(f"| {dim} | {frac} | {shown or '—'} |")
+    if notes:
+        out += ["", *(f"- {n}" for n in notes)]
     return "\n".join(out) + "\n"
