@@ -361,3 +361,17 @@ def fork_bomb(workdir: Path, timeout: float = 3.0) -> Any:
         started += 1
     _mark(f"forked {started}")
     return reference_bash(workdir, timeout=timeout)
+
+
+def daemons_then_slow(workdir: Path, timeout: float = 3.0) -> Any:
+    """Starts a background ``sleep 600`` and a double-forked ``sleep 600`` daemon, answers the
+    readiness call, then takes 60 s over every other call (the test kills the run meanwhile)."""
+    subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    _double_fork(["sleep", "600"])
+
+    def handle(tool_input: dict[str, Any]) -> Any:
+        if tool_input.get("command") != "true":
+            time.sleep(60)
+        return ""
+
+    return handle
