@@ -131,3 +131,20 @@ def test_ids_are_base58_of_the_live_length_and_reproducible_by_seed() -> None:
 def test_errors_say_whether_to_retry_as_the_api_does(status: int, retry: str) -> None:
     assert api_error(status, None, "x").headers["x-should-retry"] == retry
     assert invalid_request("x").headers["x-should-retry"] == "false"
+
+
+@pytest.mark.parametrize(("model", "known"), [
+    ("claude-sonnet-4-5", True), ("claude-3-5-haiku-latest", True),
+    ("claude-3-haiku-20240307", True), ("claude-sonnet-4-5@20250929", True),
+    ("claude-mythos-preview", True), ("claude-opus-9", True),  # a model this table lacks
+    ("claude-sonet-4-5", False), ("claude-does-not-exist", False), ("claude-", False)])
+def test_model_ids_are_judged_by_their_shape(model: str, known: bool) -> None:
+    from simulator.models import is_model_id
+    from simulator.rules import RULES, RuleContext
+    from simulator.state import SimState
+    assert is_model_id(model) is known
+    body = {"model": model, "max_tokens": 1, "messages": []}
+    got = RULES["model.known"].check(RuleContext(body, {}, SimState()))
+    assert got == (None if known else f"model: {model}")
+    # placeholder names of tests and stubs are left alone
+    assert RULES["model.known"].check(RuleContext({**body, "model": "m"}, {}, SimState())) is None
