@@ -37,7 +37,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help=f"API base URL (default $ANTHROPIC_BASE_URL, else {LIVE_API}); e.g. a "
                         "`tooluse serve --model-mode` address")
     p.add_argument("--max-turns", type=int, default=20,
-                   help="requests answered per scenario before it stops (default 20)")
+                   help="model turns per scenario before it stops (default 20)")
     p.add_argument("--max-output-tokens", type=int, default=None, metavar="N",
                    help="output tokens one scenario may use in all (caps each max_tokens)")
     p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
