@@ -78,6 +78,13 @@ class CassetteFacts:
     api_errors: frozenset[str] = frozenset()
 
 
+def _rule_status(rule_id: str) -> int:
+    """The status a rule answers with (400 for most; model.known: 404)."""
+    from .rules import RULES
+    rule = RULES.get(rule_id)
+    return int(getattr(rule, "status", 400)) if rule is not None else 400
+
+
 def _walk(obj: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -191,8 +198,10 @@ def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
         yield "/tags/client_errors", "tags name client error results but no request sends a " \
                                      "tool_result with is_error: true"
     for i, ex in enumerate(c.exchanges):
-        if ex.expect_rule and ex.response.get("status") != 400:
-            yield f"/exchanges/{i}/response/status", "an expect_rule exchange must record the rule's 400"
+        want_status = _rule_status(ex.expect_rule) if ex.expect_rule else None
+        if want_status is not None and ex.response.get("status") != want_status:
+            yield (f"/exchanges/{i}/response/status",
+                   f"an expect_rule exchange must record the rule's {want_status}")
         wants_stream = isinstance(ex.request.get("body"), dict) and ex.request["body"].get("stream")
         if wants_stream and ex.response.get("status") == 200 and "events" not in ex.response:
             yield f"/exchanges/{i}/response", "the request asks for stream: true but no events are recorded"

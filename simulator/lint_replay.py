@@ -150,9 +150,12 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
         if ex.expect_rule:
             rule = _rule_of(sim, before)
             etype = body.get("error", {}).get("type") if isinstance(body, dict) else None
-            if got.status != 400 or etype != "invalid_request_error" or rule is None:
+            want_status, want_type = want.get("status"), (
+                want.get("body", {}).get("error", {}).get("type")
+                if isinstance(want.get("body"), dict) else None) or "invalid_request_error"
+            if got.status != want_status or etype != want_type or rule is None:
                 yield f"{ptr}/expect_rule", (f"expected rule {ex.expect_rule} to reject the request "
-                                             f"with a 400 invalid_request_error; got {got.status} "
+                                             f"with a {want_status} {want_type}; got {got.status} "
                                              f"{body!r:.200}")
             elif rule != ex.expect_rule:
                 yield f"{ptr}/expect_rule", f"expected rule {ex.expect_rule}; the engine applied {rule}"

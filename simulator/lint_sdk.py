@@ -95,6 +95,9 @@ def reassemble(events: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, lis
                 msg["content"][idx]["text"] += d["text"]
             elif d.get("type") == "input_json_delta":
                 partial[idx] = partial.get(idx, "") + d["partial_json"]
+            elif d.get("type") == "citations_delta":
+                block = msg["content"][idx]
+                block["citations"] = [*(block.get("citations") or []), d["citation"]]
         elif t == "content_block_stop":
             idx = data["index"]
             if idx in partial:

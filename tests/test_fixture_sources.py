@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from simulator.cassette import iter_corpus
-from simulator.sources import PROTOCOL
+from simulator.sources import PROTOCOL, REAL_TRAFFIC
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -43,6 +43,10 @@ def test_cited_section_exists(shared_dir: Path, document: str, section: str) -> 
     if document == PROTOCOL:
         text = (shared_dir / "PROTOCOL.md").read_text(encoding="utf-8")
         assert _protocol_has(text, section), f"{CITED[(document, section)]}: no {section!r} in PROTOCOL.md"
+    elif document == REAL_TRAFFIC:  # live captures, by id (``pydai__481``)
+        for capture_id in section.split(" / "):
+            assert list((shared_dir / "real_traffic").glob(f"{capture_id}__*.json")), \
+                f"{CITED[(document, section)]}: no capture {capture_id} in real_traffic"
     else:
         text = _normal((shared_dir / "seeds" / document).read_text(encoding="utf-8"))
         for part in section.split(" / "):

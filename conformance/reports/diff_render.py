@@ -116,6 +116,9 @@ def render_traffic_md(d: dict[str, Any]) -> str:
     else:
         out.append("Same fields on every block type both sides use.")
     out.append("")
+    if "message_shapes" in d:
+        out += _dist_section("Message shapes (envelope fields and value forms)",
+                             d["message_shapes"])
     out += _dist_section("Stop reasons", d["stop_reasons"])
     out += _dist_section("Tool-result error codes", d["error_codes"])
     out += _dist_section("API errors", d["api_errors"])

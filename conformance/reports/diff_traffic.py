@@ -5,10 +5,17 @@ tools called, turns per conversation) and replays every recorded request of both
 the simulator's protocol rules (``simulator.rules``) to list the requests it refuses: a request
 that the API accepted when it was recorded but the simulator now refuses is either drift in the
 client or a rule to revisit.
+
+Beyond blocks, the message envelope is compared as *shapes*: the keys of the message, its
+``usage`` and ``container``, the forms of values a client may parse (``id`` as ``msg_011C…`` or
+``msg_01…``, ``container.expires_at`` with or without fractional seconds), the ``caller`` types on
+calls and the citation types on text blocks. A shape live traffic has and a fixture set lacks
+shows in "appeared in B".
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +45,8 @@ class Refusal:
 @dataclass
 class TrafficSide:
     stats: TrafficStats = field(default_factory=TrafficStats)
+    #: Message shapes (see the module docstring) → number of messages showing them.
+    shapes: Counter[str] = field(default_factory=Counter)
     refusals: list[Refusal] = field(default_factory=list)
     #: Why refusals could not be computed (None when they were).
     refusals_unavailable: str | None = None
@@ -89,6 +98,40 @@ def replay_refusals(cassette: Cassette, check_request: Any, state_factory: Any) 
     return out
 
 
+_FRACTIONAL = re.compile(r"T\d\d:\d\d:\d\d\.\d+")
+
+
+def message_shapes(message: dict[str, Any]) -> set[str]:
+    """The shapes of one response message (see the module docstring)."""
+    out = {f"message.{k}" for k in message}
+    usage = message.get("usage")
+    out |= {f"usage.{k}" for k in usage} if isinstance(usage, dict) else set()
+    mid = message.get("id")
+    if isinstance(mid, str):
+        out.add("id: msg_011C…" if mid.startswith("msg_011C") else
+                "id: msg_01…" if mid.startswith("msg_01") else "id: other form")
+    container = message.get("container")
+    if isinstance(container, dict):
+        out |= {f"container.{k}" for k in container}
+        expires = container.get("expires_at")
+        if isinstance(expires, str):
+            out.add("container.expires_at: fractional seconds" if _FRACTIONAL.search(expires)
+                    else "container.expires_at: whole seconds")
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        caller = block.get("caller")
+        if block.get("type") in ("tool_use", "server_tool_use"):
+            kind = caller.get("type") if isinstance(caller, dict) else None
+            what = "code execution" if isinstance(kind, str) and kind.startswith(
+                "code_execution") else kind or "absent"
+            out.add(f"{block['type']}.caller: {what}")
+        for citation in block.get("citations") or [] if block.get("type") == "text" else []:
+            if isinstance(citation, dict):
+                out.add(f"text.citations: {citation.get('type')}")
+    return out
+
+
 def collect_side(cassettes: Iterable[Cassette], *, refusals: bool = True) -> TrafficSide:
     side = TrafficSide()
     checker = _rule_checker() if refusals else "not requested"
@@ -96,6 +139,10 @@ def collect_side(cassettes: Iterable[Cassette], *, refusals: bool = True) -> Tra
         side.refusals_unavailable = checker
     for c in cassettes:
         add_cassette(side.stats, c)
+        for ex in c.exchanges:
+            message, _ = response_message(ex)
+            if isinstance(message, dict) and message.get("type") == "message":
+                side.shapes.update(message_shapes(message))
         if not isinstance(checker, str):
             side.refusals += replay_refusals(c, *checker)
     return side
@@ -147,6 +194,7 @@ def diff_traffic(a: TrafficSide, b: TrafficSide, *, a_label: str = "A",
               "models": dict(sorted(sb.models.items()))},
         "block_types": _distribution(sa.block_types, sb.block_types),
         "block_fields": _fields(sa, sb),
+        "message_shapes": _distribution(a.shapes, b.shapes),
         "request_block_types": _distribution(sa.request_block_types, sb.request_block_types),
         "stop_reasons": _distribution(sa.stop_reasons, sb.stop_reasons),
         "error_codes": _distribution(sa.error_codes, sb.error_codes),

@@ -11,6 +11,12 @@ def text(t: str) -> Block:
     return {"type": "text", "text": t}
 
 
+def cited(t: str, *citations: Block) -> Block:
+    """A text block citing sources (web search answers: one block per cited claim, between
+    plain ones; real_traffic pydai__481, vercel__096)."""
+    return {"type": "text", "text": t, "citations": list(citations)}
+
+
 def tool_use(id_: str, name: str, input_: dict[str, Any], caller: Block | None = None) -> Block:
     b: Block = {"type": "tool_use", "id": id_, "name": name, "input": input_}
     if caller is not None:

@@ -16,7 +16,7 @@ from simulator.cassette import CASSETTE_VERSION
 from simulator.sources import Source
 
 from . import sse
-from .ids import Clock, Ids, rfc3339
+from .ids import Clock, Ids, rfc3339, rfc3339_micro
 
 JSON = dict[str, Any]
 
@@ -38,6 +38,37 @@ API_ERRORS: dict[int, tuple[str, str]] = {
 }
 
 
+#: Models whose message ids take the newer ``msg_011C…`` form (live: every claude-opus-4-7
+#: message, 39 of 98 claude-sonnet-4-6 ones; the older models of the corpus keep ``msg_01…``)
+#: [3P: real_traffic vercel__096, pydai__252].
+MSG_011C_MODELS = frozenset({"claude-sonnet-4-6", "claude-opus-4-7"})
+#: Models that tag a call of a custom tool made directly with ``caller: {"type": "direct"}``
+#: (live: 92 of 103 such tool_use blocks from claude-haiku-4-5, claude-sonnet-4-5,
+#: claude-sonnet-4-6 and later; never on the built-in bash / text editor client tools, never
+#: from claude-sonnet-4 or 3.x) [3P: real_traffic pydai__101, rubyllm__042, vercel__043].
+DIRECT_CALLER_MODELS = frozenset({"claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929",
+                                  "claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-7"})
+#: Models whose ``code_execution_result`` says ``abort_reason`` (null: the cell ran to its end;
+#: every live claude-sonnet-4-6 one) [3P: real_traffic pydai__250, pydai__256, vercel__090].
+ABORT_REASON_MODELS = frozenset({"claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-7"})
+
+
+def live_shapes(content: list[JSON], model: str | None, custom_tools: set[str]) -> list[JSON]:
+    """``content`` as ``model`` sends it: ``caller`` on direct calls of custom tools,
+    ``abort_reason`` on Python results (see :data:`DIRECT_CALLER_MODELS`,
+    :data:`ABORT_REASON_MODELS`)."""
+    out = copy.deepcopy(content)
+    for block in out:
+        if (block.get("type") == "tool_use" and "caller" not in block
+                and block.get("name") in custom_tools and model in DIRECT_CALLER_MODELS):
+            block["caller"] = {"type": "direct"}
+        inner = block.get("content")
+        if (block.get("type") == "code_execution_tool_result" and isinstance(inner, dict)
+                and inner.get("type") == "code_execution_result" and model in ABORT_REASON_MODELS):
+            inner.setdefault("abort_reason", None)
+    return out
+
+
 class CassetteBuilder:
     """Collects the exchanges of one scenario and renders the cassette JSON."""
 
@@ -53,7 +84,9 @@ class CassetteBuilder:
         self.streamed = streamed
         #: Keyed by the scenario, not the variant: a streamed cassette carries the same ids as
         #: its plain sibling, so both hold the same conversation.
-        self.ids = Ids(f"{family}/{tool_type}/{scenario}")
+        #: The scenario, without the variant (``_streamed``): what both variants share.
+        self.key = f"{family}/{tool_type}/{scenario}"
+        self.ids = Ids(self.key)
         self.clock = Clock()
         self.exchanges: list[JSON] = []
         self.error_codes: set[str] = set()
@@ -181,24 +214,32 @@ class Conversation:
         return self.container_id
 
     def message(self, content: list[JSON], stop_reason: str, *, container: bool = False,
-                usage: JSON | None = None) -> JSON:
-        msg: JSON = {"id": self.cb.ids.make("msg"), "type": "message", "role": "assistant",
-                     "model": self.cb.model, "content": copy.deepcopy(content),
-                     "stop_reason": stop_reason, "stop_sequence": None, "stop_details": None,
+                usage: JSON | None = None, stop_details: JSON | None = None) -> JSON:
+        """The response message, shaped as the model sends it (:func:`live_shapes`; the
+        history keeps ``content`` as most clients send it back: without ``caller`` on direct
+        calls, 656 of 663 live tool_use blocks sent back)."""
+        custom = {str(t.get("name")) for t in self.cb.tools if t.get("type") in (None, "custom")}
+        kind = "msg_011C" if self.cb.model in MSG_011C_MODELS else "msg"
+        msg: JSON = {"id": self.cb.ids.make(kind), "type": "message", "role": "assistant",
+                     "model": self.cb.model,
+                     "content": live_shapes(content, self.cb.model, custom),
+                     "stop_reason": stop_reason, "stop_sequence": None,
+                     "stop_details": copy.deepcopy(stop_details),
                      "usage": usage or self.usage(content, server_tools=container)}
         if container:
             cid = self.container_id or self.new_container()
-            expires = rfc3339(self.cb.clock.now + timedelta(minutes=5))
-            msg["container"] = {"id": cid, "expires_at": expires}
+            expires = self.cb.clock.now + timedelta(minutes=5)
+            msg["container"] = {"id": cid, "expires_at": rfc3339_micro(expires, f"{cid}@{expires}")}
         return msg
 
     def turn(self, content: list[JSON], stop_reason: str, *, container: bool = False,
              usage: JSON | None = None, error_codes: Iterable[str] = (),
-             advance_seconds: float = 7.0) -> JSON:
+             advance_seconds: float = 7.0, stop_details: JSON | None = None) -> JSON:
         """One request (the history so far) and its response; the reply joins the history."""
         request = self.request()
         self.cb.tick(advance_seconds)
-        msg = self.message(content, stop_reason, container=container, usage=usage)
+        msg = self.message(content, stop_reason, container=container, usage=usage,
+                           stop_details=stop_details)
         if self.cb.streamed:
             response = {"status": 200, "headers": self.cb.response_headers(stream=True),
                         "events": sse.message_events(msg, seed=self.cb.stream_seed())}

@@ -12,8 +12,11 @@ from datetime import UTC, datetime, timedelta
 _ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"  # base58, as the API's ids
 
 #: Shapes seen in recorded traffic: ``msg_01`` + 22, ``srvtoolu_01`` + 22, ``req_011C`` + 20 ...
+#: Newer messages have ``msg_011C`` + 20 (154 of 462 live messages, e.g. real_traffic
+#: vercel__096, pydai__252).
 _SHAPES: dict[str, tuple[str, int]] = {
     "msg": ("msg_01", 22),
+    "msg_011C": ("msg_011C", 20),
     "toolu": ("toolu_01", 22),
     "srvtoolu": ("srvtoolu_01", 22),
     "req": ("req_011C", 20),
@@ -29,6 +32,14 @@ CLOCK_START = datetime(2026, 8, 20, 10, 0, 0, tzinfo=UTC)
 
 def rfc3339(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rfc3339_micro(t: datetime, key: str) -> str:
+    """``t`` with microseconds, as the API writes ``container.expires_at`` (every live one:
+    ``2025-12-20T05:33:35.789626Z``, real_traffic vercel__065); the microseconds are derived from
+    ``key`` (deterministic)."""
+    micro = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % 1_000_000
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{micro:06d}Z"
 
 
 class Ids:

@@ -2,7 +2,8 @@
 rules (``simulator.rules.check_request``) with a state that learns from the recorded responses.
 
 A request that should pass must pass; an ``expect_rule`` request must break exactly that rule
-first, and its recorded 400 gets the rule's own message, so the corpus and the rules never drift.
+first, and its recorded error gets the rule's own message, status and type, so the corpus and the
+rules never drift.
 When ``simulator.rules`` is not importable the check is skipped (the linter's replay step covers
 the same ground once the engine exists).
 """
@@ -49,7 +50,10 @@ def apply_rules(cassette: dict[str, Any]) -> bool:
             if not violations or violations[0].rule_id != rule:
                 got = [v.rule_id for v in violations] or "no violation"
                 raise RuleMismatch(f"{where}: expected rule {rule} to fire first, got {got}")
+            # The rule's own answer: its message, status and error type (model.known is 404).
             resp["body"]["error"]["message"] = violations[0].message
+            resp["body"]["error"]["type"] = violations[0].error_type
+            resp["status"] = violations[0].status
             continue
         if violations and resp["status"] == 200:
             raise RuleMismatch(f"{where}: a request meant to pass breaks "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from simulator.sources import protocol
+from simulator.sources import capture, protocol
 
 from .. import blocks as b
 from .. import sse
@@ -89,6 +89,13 @@ def mid_stream_error() -> CassetteBuilder:
     return cb
 
 
+#: Why a refusal stopped, as the API says it (real_traffic vercel__072, llmanth__037: type,
+#: category, explanation; ``recommended_model`` is left out, as in llmanth__037).
+REFUSAL_DETAILS = {"type": "refusal", "category": "cyber",
+                   "explanation": "This request triggered restrictions on violative cyber content "
+                                  "and was blocked under Anthropic's Usage Policy."}
+
+
 def stop_reason(reason: str) -> CassetteBuilder:
     cb, c = _cb(reason, f"stop_reason {reason}", [S_STOP, protocol("2. Code execution tool: pause_turn")
                                                   if reason == "pause_turn" else S_STOP],
@@ -104,10 +111,44 @@ def stop_reason(reason: str) -> CassetteBuilder:
         c.max_tokens = 8
     c.extra_body = extra
     c.user("Which Python version do we use? Finish with END.")
-    msg = c.turn(content, reason)
+    msg = c.turn(content, reason, stop_details=REFUSAL_DETAILS if reason == "refusal" else None)
     if reason == "stop_sequence":
         msg["stop_sequence"] = "END"
         cb.exchanges[-1]["response"]["body"]["stop_sequence"] = "END"
+    return cb
+
+
+#: Requests the live API refused that the simulator's rules refuse too (issue 16): the refused
+#: request, then the corrected one answered. (rule, scenario, title, source, mutation, betas)
+LIVE_REFUSALS: tuple[tuple[str, str, str, Any, Any, str | None], ...] = (
+    ("model.known", "reject_misspelled_model", "a misspelled model id is answered 404",
+     capture("pydai__055", "pydai__056"), lambda body: body.update(model="claude-sonet-4-5"),
+     None),
+    ("container.param_is_string", "reject_container_object",
+     "`container` sent as an object (without the skills beta)", capture("pydai__323", "pydai__324"),
+     lambda body: body.update(container={"id": "container_011CWHPPTDTn1XufeRB9uHeH"}), None),
+    ("effort.supported_level", "reject_unsupported_effort",
+     "an effort level the model does not support", capture("pydai__368", "pydai__369"),
+     lambda body: body.update(model="claude-opus-4-6", output_config={"effort": "xhigh"}), None),
+    ("thinking.budget_below_max_tokens", "reject_thinking_budget",
+     "`max_tokens` not above `thinking.budget_tokens`", capture("pydai__505", "pydai__506"),
+     lambda body: body.update(thinking={"type": "enabled", "budget_tokens": 2048}), None),
+    ("content.file_source_needs_files_beta", "reject_file_source_without_beta",
+     "a document with a `file` source, without the Files API beta",
+     capture("pydai__530", "pydai__531"),
+     lambda body: body["messages"][-1].update(content=[
+         {"type": "document", "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}},
+         {"type": "text", "text": "Which Python version does this document name?"}]), None),
+)
+
+
+def live_refusal(rule: str, scenario: str, title: str, source: Any, mutate: Any,
+                 beta: str | None) -> CassetteBuilder:
+    cb, c = _cb(scenario, title, [source], family_="messages")
+    c.beta = beta
+    c.user("Which Python version do we use?")
+    c.reject(rule, "", mutate=mutate)
+    _answer(c)
     return cb
 
 
@@ -120,3 +161,5 @@ def build() -> Iterator[CassetteBuilder]:
     yield mid_stream_error()
     for reason in ("max_tokens", "stop_sequence", "refusal", "model_context_window_exceeded"):
         yield stop_reason(reason)
+    for refusal in LIVE_REFUSALS:
+        yield live_refusal(*refusal)

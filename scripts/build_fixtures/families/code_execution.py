@@ -44,6 +44,15 @@ EDITOR_ERROR_INPUTS = {
 }
 
 
+CE_20260120 = "code_execution_20260120"
+#: ``error_message`` the API adds to some editor errors (code_execution_20260120 and later; the
+#: one live example is ``unavailable``, real_traffic pydai__423, pydai__425).
+EDITOR_ERROR_MESSAGES = {
+    "unavailable": "Tool response parsing error for view: Failed to parse tool response as JSON: "
+                   "unexpected character: line 1 column 1 (char 0)",
+}
+
+
 def _cb(version: str, scenario: str, title: str, sources: list, streamed: bool,
         tools: list | None = None) -> CassetteBuilder:
     srcs = [*sources, S_STREAM] if streamed else sources
@@ -145,7 +154,7 @@ def editor_error(v: str, streamed: bool, code: str) -> CassetteBuilder:
     c = Conversation(cb).user("Look at the file.")
     sid = cb.ids.make("srvtoolu")
     c.turn([b.server_tool_use(sid, "text_editor_code_execution", EDITOR_ERROR_INPUTS[code]),
-            b.editor_error(sid, code),
+            b.editor_error(sid, code, EDITOR_ERROR_MESSAGES.get(code) if v >= CE_20260120 else None),
             b.text(f"The file operation failed ({code}).")], "end_turn", container=True,
            error_codes=[code])
     return cb

@@ -21,9 +21,10 @@ S_ERR = seed(SEED_CODE_EXECUTION, "Format respons / Error")
 S_STREAM = seed(SEED_CODE_EXECUTION, "Streaming")
 
 
-def _cb(scenario: str, title: str, sources: list, streamed: bool) -> CassetteBuilder:
+def _cb(scenario: str, title: str, sources: list, streamed: bool,
+        model: str = MODEL) -> CassetteBuilder:
     return CassetteBuilder("code_execution", V, scenario, f"{V}: {title}",
-                           [*sources, S_STREAM] if streamed else sources, model=MODEL,
+                           [*sources, S_STREAM] if streamed else sources, model=model,
                            tools=[{"type": V, "name": "code_execution"}], streamed=streamed)
 
 
@@ -37,6 +38,27 @@ def python_run(streamed: bool) -> CassetteBuilder:
                               {"code": "result = 3 * 12390\nprint(f\"3 * 12390 = {result}\")"}),
             b.code_result(sid, "3 * 12390 = 37170\n"),
             b.text("The answer is **37,170**.")], "end_turn", container=True)
+    return cb
+
+
+def python_output_files(streamed: bool) -> CassetteBuilder:
+    """A run that writes a file: ``code_execution_output`` with its file id, on Claude Sonnet 4.6
+    (``caller: direct`` on the call, ``abort_reason`` on the result) [3P: real_traffic pydai__279,
+    pydai__281]."""
+    cb = _cb("python_output_files", "a Python run leaving a file (code_execution_output)",
+             [S_LEGACY, S_SHAPE, protocol("2. Code execution tool: Result blocks")], streamed,
+             model="claude-sonnet-4-6")
+    c = Conversation(cb, beta=BETA).user("Create a CSV file with two columns, name and age.")
+    sid, fid = cb.ids.make("srvtoolu"), cb.ids.make("file")
+    code = ("import os\nimport csv\n\npath = os.path.join(os.environ.get(\"OUTPUT_DIR\", \".\"), "
+            "\"output.csv\")\nwith open(path, \"w\", newline=\"\") as f:\n"
+            "    csv.writer(f).writerows([[\"name\", \"age\"], [\"Alice\", 28], [\"Bob\", 34]])\n"
+            "print(f\"File saved to: {path}\")\n")
+    c.turn([b.server_tool_use(sid, "code_execution", {"code": code}, caller=b.direct()),
+            b.code_result(sid, "File saved to: /files/output/8235bf1e4a358cc6/output.csv",
+                          file_ids=(fid,)),
+            b.text("The file **output.csv** has been created with the columns `name` and `age`.")],
+           "end_turn", container=True)
     return cb
 
 
@@ -68,6 +90,7 @@ def missing_beta_header() -> CassetteBuilder:
 def build() -> Iterator[CassetteBuilder]:
     for streamed in (False, True):
         yield python_run(streamed)
+        yield python_output_files(streamed)
         for code in TOOLS[V].error_codes["code_execution"]:
             yield error(streamed, code)
     yield missing_beta_header()

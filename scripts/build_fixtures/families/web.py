@@ -3,11 +3,13 @@ later (seed 000 §"Versi alat", PROTOCOL.md §2 "Dynamic filtering")."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
 from simulator.registry import WEB_ERROR_CODES_SOURCE, WEB_FETCH_ERROR_CODES, WEB_SEARCH_ERROR_CODES
-from simulator.sources import SEED_CODE_EXECUTION, protocol, seed
+from simulator.sources import SEED_CODE_EXECUTION, capture, protocol, seed
 
 from .. import blocks as b
 from ..core import CassetteBuilder, Conversation, family
@@ -137,12 +139,134 @@ def tool_error(tool: dict[str, Any], code: str) -> CassetteBuilder:
     return cb
 
 
+SEARCH_DIRECT = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+S_CITED = capture("pydai__481", "vercel__096", "vercel__099")
+S_CITATIONS = protocol("6. Streaming (SSE)")
+WEATHER_PAGES = (
+    ("https://www.accuweather.com/en/us/san-francisco/94103/weather-forecast/347629",
+     "San Francisco, CA Weather Forecast | AccuWeather", "3 hours ago"),
+    ("https://www.wunderground.com/weather/us/ca/san-francisco",
+     "San Francisco, CA Weather Conditions | Weather Underground", "1 day ago"),
+)
+
+
+def _opaque(key: str, length: int) -> str:
+    """A deterministic stand-in for the API's encrypted fields (base64, as they are)."""
+    raw = b"".join(hashlib.sha256(f"{key}#{i}".encode()).digest() for i in range(length // 40 + 1))
+    return "Eq" + base64.b64encode(raw).decode()[:length - 2]
+
+
+def _location(page: tuple[str, str, str], cited_text: str, key: str) -> dict[str, Any]:
+    url, title, _ = page
+    return {"type": "web_search_result_location", "url": url, "title": title,
+            "encrypted_index": _opaque(key, 140), "cited_text": cited_text}
+
+
+def search_cited(streamed: bool) -> CassetteBuilder:
+    """web_search 20250305 called directly (no code execution): the results, then an answer
+    whose cited claims are text blocks with ``web_search_result_location`` citations; a second
+    turn sends the search and the cited answer back in the history."""
+    cb = CassetteBuilder("web", "web_search_20250305", "search_cited",
+                         "web_search 20250305: an answer citing the search results, sent back "
+                         "in the next turn", [S_CITED, *([S_CITATIONS] if streamed else [])],
+                         model="claude-sonnet-4-5-20250929", tools=[SEARCH_DIRECT],
+                         streamed=streamed)
+    c = Conversation(cb).user("What is the weather in San Francisco today?")
+    qid = cb.ids.make("srvtoolu")
+    results = {"type": "web_search_tool_result", "tool_use_id": qid, "content": [
+        {"type": "web_search_result", "url": url, "title": title, "page_age": age,
+         "encrypted_content": _opaque(f"{cb.key}{url}", 400)} for url, title, age in WEATHER_PAGES]}
+    first, second = WEATHER_PAGES
+    c.turn([b.text("I'll search for the current weather in San Francisco."),
+            b.server_tool_use(qid, "web_search", {"query": "San Francisco weather today"}),
+            results,
+            b.text("Based on the search results, here's the weather in San Francisco today:\n\n- "),
+            b.cited("Temperature: 66°F with clear skies",
+                    _location(first, "Current Weather 66°F Clear. RealFeel® 68°", "q1")),
+            b.text("\n- "),
+            b.cited("Winds W at 10 to 20 mph",
+                    _location(second, "Winds W at 10 to 20 mph. ", "q2")),
+            b.text("\n\nA mild, clear day overall.")], "end_turn",
+           usage=_usage(search=1))
+    c.user("Should I take a jacket tonight?")
+    c.turn([b.text("Yes: with a west wind of 10 to 20 mph the evening will feel cool, so a light "
+                   "jacket is a good idea.")], "end_turn")
+    return cb
+
+
+FETCH_DIRECT = {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 3}
+FETCH_0318 = {"type": "web_fetch_20260318", "name": "web_fetch", "response_inclusion": "excluded",
+              "use_cache": False}
+SEARCH_0318 = {"type": "web_search_20260318", "name": "web_search"}
+
+
+def fetch_direct(streamed: bool) -> CassetteBuilder:
+    """web_fetch 20250910 called directly: the page in a ``web_fetch_tool_result``, sent back in
+    the history of the next turn [3P: real_traffic pydai__458, pydai__459]."""
+    cb = CassetteBuilder("web", "web_fetch_20250910", "fetch_direct",
+                         "web_fetch 20250910: a page fetched directly, sent back in the next turn",
+                         [capture("pydai__458", "pydai__459"),
+                          *([S_CITATIONS] if streamed else [])],
+                         model="claude-sonnet-4-5-20250929", tools=[FETCH_DIRECT],
+                         streamed=streamed)
+    c = Conversation(cb).user("Fetch https://example.com and tell me what the page is for.")
+    fid = cb.ids.make("srvtoolu")
+    fetched = {"type": "web_fetch_tool_result", "tool_use_id": fid, "content": {
+        "type": "web_fetch_result", "url": "https://example.com", "retrieved_at": "2026-08-20T09:58:00Z",
+        "content": {"type": "document", "title": "Example Domain",
+                    "source": {"type": "text", "media_type": "text/plain", "data": PAGE}}}}
+    c.turn([b.server_tool_use(fid, "web_fetch", {"url": "https://example.com"}), fetched,
+            b.text("The page is a placeholder: the domain is reserved for documentation "
+                   "examples.")], "end_turn", usage=_usage(fetch=1))
+    c.user("Can I use it in my own docs without asking?")
+    c.turn([b.text("Yes: the page says it may be used in documentation examples without "
+                   "needing permission.")], "end_turn")
+    return cb
+
+
+def filtered_0318(tool: dict[str, Any]) -> CassetteBuilder:
+    """The 20260318 web tools alone: the API filters with code it runs itself (a
+    ``code_execution`` call and its result, no code execution tool in the request); with
+    ``response_inclusion: "excluded"`` the raw page stays out of the answer [3P: real_traffic
+    pydai__250, pydai__252]."""
+    name = tool["name"]
+    cb = CassetteBuilder("web", tool["type"], "filtered_by_own_code",
+                         f"{name} 20260318 alone: filtered by code the API runs",
+                         [capture("pydai__250", "pydai__252")], model=MODEL, tools=[tool])
+    c = Conversation(cb).user("Fetch https://example.com and reply with only the page title."
+                              if name == "web_fetch" else
+                              "What is the mass of the Sun? Reply with the number only.")
+    sid = cb.ids.make("srvtoolu")
+    if name == "web_fetch":
+        code = ("import json\nresult = await web_fetch({\"url\": \"https://example.com\"})\n"
+                "entry = json.loads(result)[0]\nprint(\"Title:\", entry.get(\"title\"))\n")
+        result = b.code_result(sid, "Title: Example Domain\n")
+        answer, usage = "The page title is **Example Domain**.", _usage(fetch=1)
+    else:
+        code = ("r = await web_search({\"query\": \"mass of the Sun kg\"})\n"
+                "print(r[0]['title'])\n")
+        result = {"type": "code_execution_tool_result", "tool_use_id": sid, "content": {
+            "type": "encrypted_code_execution_result",
+            "encrypted_stdout": _opaque(f"{cb.key}stdout", 60), "stderr": "", "return_code": 0,
+            "content": []}}
+        answer, usage = "1.989 × 10³⁰ kg", _usage(search=1)
+    c.turn([b.server_tool_use(sid, "code_execution", {"code": code}), result, b.text(answer)],
+           "end_turn", container=True, usage=usage)
+    return cb
+
+
 @family("web")
 def build() -> Iterator[CassetteBuilder]:
     yield fetch(False, True)
     yield fetch(True, True)
     yield fetch(False, False)
     yield search()
+    yield search_cited(False)
+    yield search_cited(True)
+    yield fetch_direct(False)
+    yield fetch_direct(True)
+    yield filtered_0318(FETCH_0318)
+    yield filtered_0318(SEARCH_0318)
     yield reject_old_ce()
     yield haiku_direct_only()
     for code in WEB_FETCH_ERROR_CODES:
