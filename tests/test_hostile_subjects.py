@@ -4,7 +4,10 @@ Subjects that hang, crash, call ``os._exit``, print without end, leave daemons (
 ``setsid``, exec'd or not) or take all the memory they can are each reported under a failing check
 (one that writes into its throwaway HOME is noted, not failed); the run finishes, no process of the run survives (checked
 in ``/proc``), and the user's files outside the working directory are untouched (subjects get a
-throwaway HOME and TMPDIR; canary files in the real ones are compared byte for byte).
+throwaway HOME and TMPDIR; canary files in the real ones are compared byte for byte). That first
+run is with ``--sandbox off``; the escape attempts of issue 17 (writing into the checkout and
+HOME, a network connection, reading a planted credential file, a fork bomb, a daemon) run with
+the sandbox on and off, and the table of docs/reliability.md is asserted here.
 
 Single-subject behaviour (deadlines, group kills, leak detection of a plain child) is covered in
 ``tests/test_isolation.py``; this file adds what needs the whole run.
@@ -14,7 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +28,7 @@ from typing import Any
 import pytest
 from hostile import TOOLUSE, wait_no_survivors
 
+from conformance import sandbox
 from conformance.isolation import PROC, processes_supported
 
 HOSTILE = Path(__file__).resolve().parent / "hostile" / "subjects.py"
@@ -45,7 +51,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
            marker.split("=")[0]: marker.split("=")[1]}
     names = ["slow", "daemon_exec", "daemon_fork", "writes_outside", "hogs_memory",
              "prints_forever", "exits_hard", "crashes"]
-    argv = [*TOOLUSE, "run", "--timeout", "1", "--startup-timeout", "5",
+    # The sandbox off: what the plain isolation does (the sandboxed runs are below).
+    argv = [*TOOLUSE, "run", "--sandbox", "off", "--timeout", "1", "--startup-timeout", "5",
             "--memory-limit", "256M", "--out", str(out), "--bash", "reference-bash"]
     for n in names:
         argv += ["--bash", f"{HOSTILE}:{n}"]
@@ -139,3 +146,128 @@ def test_memory_was_bounded(hostile_run: dict[str, Any]) -> None:
     marks = hostile_run["mark"].read_text()
     got = [int(line.split()[2]) for line in marks.splitlines() if line.startswith("MemoryError")]
     assert got and max(got) <= 256, marks
+
+
+# --- escape attempts, the sandbox on and off (issue 17) ---------------------------------------------
+
+ESCAPES = ["writes_checkout", "connects", "reads_credentials", "fork_bomb", "daemon_exec"]
+ESCAPE_CHECKS = ["bash.sandbox.stays_in_its_case", "bash.session.no_processes_left_after_close"]
+_BOX = sandbox.status("required")
+
+
+@pytest.fixture(scope="module", params=["off", "on"])
+def escape_run(request: pytest.FixtureRequest,
+               tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    mode = request.param
+    if mode == "on" and not _BOX.active:
+        pytest.skip(f"no sandbox here: {_BOX.reason}")
+    base = tmp_path_factory.mktemp(f"escape-{mode}")
+    home, checkout, tmp, out = base / "home", base / "checkout", base / "tmp", base / "out"
+    for d in (home / ".aws", checkout, tmp):
+        d.mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = PLANTED-SECRET-17\n")
+    (checkout / "canary").write_text("the user's file\n")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.2)
+    accepted: list[bytes] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    accepted.append(conn.recv(100))
+                except OSError:
+                    accepted.append(b"")
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    marker = f"TOOLUSE_TEST_RUN={uuid.uuid4().hex}"
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "TOOLUSE_TEST_HOME": str(home),
+           "TOOLUSE_TEST_CHECKOUT": str(checkout), "TOOLUSE_TEST_MARK": str(base / "marks"),
+           "TOOLUSE_TEST_PORT": str(listener.getsockname()[1]),
+           marker.split("=")[0]: marker.split("=")[1]}
+    # --jobs 1: without the sandbox a write or a read is seen after the fact, so one case at a
+    # time keeps each attributed to its subject.
+    argv = [*TOOLUSE, "run", "--sandbox", "required" if mode == "on" else "off", "--jobs", "1",
+            "--process-limit", "150", "--out", str(out), "--bash", "reference-bash"]
+    for n in ESCAPES:
+        argv += ["--bash", f"{HOSTILE}:{n}"]
+    for c in ESCAPE_CHECKS:
+        argv += ["--check", c]
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, timeout=300, cwd=checkout)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    return {"mode": mode, "proc": proc, "home": home, "checkout": checkout, "marker": marker,
+            "connections": accepted,
+            "results": {(r["subject"], r["check_id"]): r for r in
+                        json.loads((out / "results.json").read_text())["results"]}}
+
+
+def escape(run: dict[str, Any], subject: str,
+           check: str = "bash.sandbox.stays_in_its_case") -> dict[str, Any]:
+    key = ("reference-bash", check) if subject == "reference-bash" else (
+        f"subjects.py:{subject}", check)
+    return run["results"][key]
+
+
+def test_the_reference_stays_in_its_case(escape_run: dict[str, Any]) -> None:
+    assert escape_run["proc"].returncode == 1, escape_run["proc"].stderr.decode()[-2000:]
+    for check in ESCAPE_CHECKS:
+        assert escape(escape_run, "reference-bash", check)["outcome"] == "pass"
+
+
+def test_writes_into_the_checkout_and_home(escape_run: dict[str, Any]) -> None:
+    r = escape(escape_run, "writes_checkout")
+    assert r["outcome"] == "fail", r
+    assert "wrote outside its case directory" in r["message"], r["message"]
+    for d in (escape_run["checkout"], escape_run["home"]):
+        assert str(d) in r["message"] and "owned-by-subject" in r["message"]
+        # On: kept out of the real folders (an overlay the harness lists); off: it got through.
+        assert (d / "owned-by-subject").exists() is (escape_run["mode"] == "off")
+    assert (escape_run["checkout"] / "canary").read_text() == "the user's file\n"
+
+
+def test_a_network_connection(escape_run: dict[str, Any]) -> None:
+    r = escape(escape_run, "connects")
+    if escape_run["mode"] == "on":
+        assert r["outcome"] == "fail" and "TCP connection(s) opened" in r["message"], r
+        assert escape_run["connections"] == []  # nothing reached the listener
+    else:  # without the sandbox a connection is not seen by the harness: it gets through
+        assert r["outcome"] == "pass", r
+        assert b"hello from a subject\n" in escape_run["connections"]
+
+
+def test_reading_a_planted_credential_file(escape_run: dict[str, Any]) -> None:
+    r = escape(escape_run, "reads_credentials")
+    assert r["outcome"] == "fail", r
+    assert f"{escape_run['home']}/.aws/credentials" in r["message"], r["message"]
+    assert ("the sandbox gave it a decoy" in r["message"]) is (escape_run["mode"] == "on")
+
+
+def test_a_fork_bomb(escape_run: dict[str, Any]) -> None:
+    r = escape(escape_run, "fork_bomb")
+    assert r["outcome"] == "fail", r
+    assert "fork bomb" in r["message"], r["message"]
+    if escape_run["mode"] == "on":  # held at --process-limit 150
+        assert "process limit (150)" in r["message"] or "limit, 150" in r["message"], r
+    else:
+        assert "no process limit without the sandbox" in r["message"], r
+
+
+def test_a_process_outliving_its_case(escape_run: dict[str, Any]) -> None:
+    """One defect, one check: a bash subject's daemon is no_processes_left_after_close's."""
+    left = escape(escape_run, "daemon_exec", "bash.session.no_processes_left_after_close")
+    assert left["outcome"] == "fail" and "still running after close" in left["message"], left
+    assert escape(escape_run, "daemon_exec")["outcome"] == "pass"
+    assert wait_no_survivors(escape_run["marker"]) == []
