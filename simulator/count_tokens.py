@@ -102,32 +102,35 @@ def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = Non
     return tokens
 
 
-def count_tokens_response(body: Any) -> SimResponse:
-    """The answer to a ``count_tokens`` request body."""
+def count_tokens_response(body: Any, *, request_id: str | None = None) -> SimResponse:
+    """The answer to a ``count_tokens`` request body (errors carry ``request_id`` when given)."""
+    rid = request_id
     if not isinstance(body, dict):
-        return invalid_request(f"The request body must be a JSON object, got {type(body).__name__}.")
+        return invalid_request(f"The request body must be a JSON object, got {type(body).__name__}.",
+                               request_id=rid)
     model = body.get("model")
     if not isinstance(model, str) or not model:
-        return invalid_request("model: Field required")  # [I] pydantic-style, as the API's
+        return invalid_request("model: Field required", request_id=rid)  # [I] as pydantic says
     if not isinstance(body.get("messages"), list):
-        return invalid_request("messages: Field required")
+        return invalid_request("messages: Field required", request_id=rid)
     if not is_model_id(model):
-        return api_error(404, "not_found_error", f"model: {model}")
+        return api_error(404, "not_found_error", f"model: {model}", request_id=rid)
     return SimResponse(200, headers=json_headers(), body={"input_tokens": estimate_tokens(body)})
 
 
-def handle_count_tokens(request: SimRequest) -> SimResponse:
-    """A :data:`~simulator.http.Handler` for ``/v1/messages/count_tokens``."""
+def handle_count_tokens(request: SimRequest, *, request_id: str | None = None) -> SimResponse:
+    """A :data:`~simulator.http.Handler` for ``/v1/messages/count_tokens`` (the engine passes its
+    seeded ``request_id``)."""
     if request.method != "POST":
         return api_error(405, "invalid_request_error", f"Method `{request.method}` is not allowed "
                          "on /v1/messages/count_tokens; send the request with POST.",
-                         headers={"allow": "POST"})
+                         headers={"allow": "POST"}, request_id=request_id)
     try:
         body = request.json()
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         return invalid_request(f"There was an error parsing the body of your request: {e}. The "
-                               "body must be a JSON object.")
-    return count_tokens_response(body)
+                               "body must be a JSON object.", request_id=request_id)
+    return count_tokens_response(body, request_id=request_id)
 
 
 __all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "count_tokens_response", "estimate_tokens",

@@ -41,7 +41,8 @@ again, statelessly: no cursor moves and the state learns nothing (faults still a
 as always. Many clients can then send the same conversation concurrently and repeatedly; the
 default (``"once"``) serves each exchange once, in order.
 
-Other paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
+``POST /v1/messages/count_tokens`` gets the token estimate (:mod:`simulator.count_tokens`). Other
+paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from typing import Any
 from .bodies import BodyParser
 from .cassette import Cassette, CassetteError, Exchange, iter_corpus, load_cassette
 from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
+from .count_tokens import handle_count_tokens
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
     EventLog,
@@ -83,6 +85,7 @@ from .rules import DEFAULT_RULES, DEFINITION_RULES, RULES, Rule, RuleContext, ru
 from .state import SimState, answered_ids, container_param_id, lessons_of
 
 MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 #: Messages API request size limit (PROTOCOL.md §5: 413 from Cloudflare over 32 MB).
 MAX_BODY_BYTES = 32 * 1024 * 1024
 #: Deeper JSON is refused before any rule walks it [I: the API's limit is not documented].
@@ -176,6 +179,8 @@ class Simulator(ExchangeFinder, EventLog):
         for prefix, handler in self._mounts:
             if path == prefix or path.startswith(prefix + "/"):
                 return self._with_request_id(handler(request), rid)
+        if path == COUNT_TOKENS_PATH:  # the token estimate (simulator.count_tokens)
+            return self._with_request_id(handle_count_tokens(request, request_id=rid), rid)
         if path != MESSAGES_PATH:
             return self._reject(rid, 404, f"no route {request.method} {path}",
                                 not_found(request_id=rid))

@@ -148,3 +148,20 @@ def test_model_ids_are_judged_by_their_shape(model: str, known: bool) -> None:
     assert got == (None if known else f"model: {model}")
     # placeholder names of tests and stubs are left alone
     assert RULES["model.known"].check(RuleContext({**body, "model": "m"}, {}, SimState())) is None
+
+
+def test_the_engine_alone_serves_count_tokens_with_its_seeded_ids() -> None:
+    from _simkit import cassette, exchange
+
+    from simulator.engine import Simulator
+    from simulator.http import SimRequest
+    c = cassette(exchange(BODY, MSG))
+    sim, again = Simulator(c, seed=3), Simulator(c, seed=3)
+    ok = sim(SimRequest("POST", "/v1/messages/count_tokens", body=json.dumps(
+        {"model": "claude-sonnet-4-5", "messages": BODY["messages"]}).encode()))
+    assert ok.status == 200 and ok.body["input_tokens"] > 0 and ok.headers["request-id"]
+    bad = json.dumps({"model": "claude-sonet-4-5", "messages": []}).encode()
+    a = sim(SimRequest("POST", "/v1/messages/count_tokens", body=bad))
+    again(SimRequest("POST", "/v1/messages/count_tokens", body=b"{}"))
+    b = again(SimRequest("POST", "/v1/messages/count_tokens", body=bad))
+    assert a.status == 404 and a.body["request_id"] == a.headers["request-id"] == b.body["request_id"]
