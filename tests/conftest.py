@@ -14,3 +14,11 @@ def shared_dir() -> Path:
     if not (SHARED / "seeds").is_dir():
         pytest.skip(f"{SHARED} is absent (seeds and real traffic live outside the project)")
     return SHARED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs ``../shared`` (the ``shared_dir`` fixture, directly or through
+    another fixture) carries the ``shared`` marker: ``-m 'not shared'`` deselects them all."""
+    for item in items:
+        if "shared_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared)
