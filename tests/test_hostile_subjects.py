@@ -222,7 +222,9 @@ def escape(run: dict[str, Any], subject: str,
 
 
 def test_the_reference_stays_in_its_case(escape_run: dict[str, Any]) -> None:
-    assert escape_run["proc"].returncode == 1, escape_run["proc"].stderr.decode()[-2000:]
+    proc = escape_run["proc"]  # both checks are SHOULD: the run passes without --strict
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert b"Traceback" not in proc.stderr
     for check in ESCAPE_CHECKS:
         assert escape(escape_run, "reference-bash", check)["outcome"] == "pass"
 

@@ -7,6 +7,10 @@ connection, a read of one of the user's credential files, a fork bomb, a process
 after the case. Under the sandbox the attempt is blocked and still reported; without it, what
 can be seen after the fact is reported.
 
+SHOULD (docs/checks.md, the audit): seed 003's Security section recommends isolation and
+resource limits to the application; it states no requirement on the tool. Run with ``--strict``
+to make a finding fail the run (the sandbox itself blocks the attempts either way).
+
 The checks send nothing unusual (bash runs ``true``, the editor views its empty working
 directory): a conformant tool does none of this unasked. A process left running by a bash
 subject is ``bash.session.no_processes_left_after_close``'s to report (one defect, one check); the
@@ -45,7 +49,7 @@ def _judge(found: list[str]) -> str:
     return ""
 
 
-@check("bash.sandbox.stays_in_its_case", family="bash", severity=Severity.MUST,
+@check("bash.sandbox.stays_in_its_case", family="bash", severity=Severity.SHOULD,
        applies_to=BASH_TYPES, source=SECURITY, statement=STATEMENT.format(extra=""),
        tags=("sandbox",))
 def bash_stays_in_its_case(s: ToolSession) -> str:
@@ -53,7 +57,7 @@ def bash_stays_in_its_case(s: ToolSession) -> str:
     return _judge(_findings(s, leaks=False))
 
 
-@check("editor.sandbox.stays_in_its_case", family="editor", severity=Severity.MUST,
+@check("editor.sandbox.stays_in_its_case", family="editor", severity=Severity.SHOULD,
        applies_to=EDITOR_TYPES, source=SECURITY,
        statement=STATEMENT.format(extra=", or leave a process running after it is closed"),
        tags=("sandbox",))
