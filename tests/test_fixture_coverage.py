@@ -165,14 +165,9 @@ def test_every_documented_rejection_has_an_expect_rule_exchange(facts: list[Cass
     assert seen <= set(RULES), f"expect_rule names unknown rules: {sorted(seen - set(RULES))}"
 
 
-#: Versions registered from live traffic (issue 16) whose cassettes the builder has yet to add.
-AWAITING_CASSETTES = {"web_search_20250305", "web_fetch_20250910", "web_search_20260318",
-                      "web_fetch_20260318"}
-
-
 def test_every_messages_tool_version_has_cassettes(facts: list[CassetteFacts]) -> None:
     wanted = {t for t, tv in TOOLS.items() if tv.family not in ("custom", "agent_toolset")}
-    assert wanted - {f.tool_type for f in facts} - AWAITING_CASSETTES == set()
+    assert wanted - {f.tool_type for f in facts} == set()
 
 
 def test_required_list_fails_on_a_missing_combination(facts: list[CassetteFacts]) -> None:
