@@ -177,3 +177,21 @@ def test_model_mode_starts_a_scenario_over_on_its_opening() -> None:
                                                   "x-tooluse-scenario": cassette.id},
                          {}, json.dumps(opening["body"]).encode())
     assert [handler(request).status for _ in range(3)] == [200, 200, 200]
+
+
+def test_rule_findings_for_requests_the_api_accepted() -> None:
+    """A request the simulator's rules refuse, answered 200 by the API: a ``rule`` finding
+    pointing at that request; the same request answered 400 is no finding."""
+    from conformance.probe.drift import judge_requests
+
+    [c] = load_cassettes("bash/bash_20250124/reject_unknown_tool_use_id.json")
+    broken = next(ex for ex in c.exchanges if ex.expect_rule)
+    accepted = {"request": broken.request, "response": c.exchanges[0].response}
+    doc = {**c.raw, "exchanges": [accepted]}
+    found = judge_requests("demo", doc)
+    assert {(f.kind, f.pointer, f.scenario) for f in found} == {
+        ("rule", "/exchanges/0/request/body", "demo")}
+    assert broken.expect_rule in {f.rule for f in found}
+    refused = {"request": broken.request, "response": {"status": 400, "headers": {}, "body": {
+        "type": "error", "error": {"type": "invalid_request_error", "message": "x"}}}}
+    assert judge_requests("demo", {**c.raw, "exchanges": [refused]}) == []

@@ -9,7 +9,10 @@ the stream's event order, :func:`~simulator.validation._stream.stream_order`). E
 - ``new_block_type``, ``new_stop_reason``, ``new_error_code``: a value outside the schema's enum
   at a block's ``type``, a ``stop_reason``, an error ``type`` or a tool result ``error_code``;
 - ``new_tool_version``: a dated tool type (``name_YYYYMMDD``) the registry does not hold;
-- ``new_value``, ``schema``: any other enum value or broken schema rule.
+- ``new_value``, ``schema``: any other enum value or broken schema rule;
+- ``rule``: a request the API accepted that the simulator's protocol rules refuse, when the
+  recording is replayed through them in order (:func:`judge_requests`): the rules are stricter than
+  the API, or the live responses led the conversation somewhere the rules do not allow.
 """
 
 from __future__ import annotations
@@ -128,3 +131,18 @@ def judge_response(scenario: str, index: int, response: dict[str, Any]) -> list[
 
 def _unique(findings: list[Finding]) -> list[Finding]:
     return list(dict.fromkeys(findings))
+
+
+def judge_requests(scenario: str, cassette: dict[str, Any]) -> list[Finding]:
+    """``rule`` findings: the recorded requests, in order, through the simulator's rules (with the
+    state a replay builds), for those the API answered without a 4xx."""
+    from conformance.reports.diff_traffic import _rule_checker, replay_refusals
+    from simulator.cassette import parse_cassette
+
+    checker = _rule_checker()
+    if isinstance(checker, str):
+        return []
+    refusals = replay_refusals(parse_cassette(cassette), *checker)
+    return _unique([Finding(scenario, "rule", f"/exchanges/{r.exchange}/request/body",
+                            f"{r.rule_id}: {r.message}", r.rule_id)
+                    for r in refusals if not r.recorded_refused])

@@ -29,6 +29,7 @@ from conformance.reports.results_file import write_atomic
 from simulator.record import SecretLeak
 from simulator.secrets import SecretScanner
 
+from .drift import judge_requests
 from .driver import FINAL, Budget, Driver, Limits, Outcome
 from .scenarios import ProbeScenario
 from .tools import ToolDesk
@@ -196,10 +197,12 @@ class ProbeRun:
         cassette_path: str | None = None
         if exchanges:
             target = scenario_file(out, scenario.id, "cassettes")
+            cassette = cassette_of(scenario.id, self.config.model, exchanges,
+                                   scenario.params.get("tools") or [])
+            outcome.drift += judge_requests(scenario.id, cassette)
+            doc["drift"] = self.scanner.redact([f.to_json() for f in outcome.drift])
             try:
-                write_cassette(target, cassette_of(scenario.id, self.config.model, exchanges,
-                                                   scenario.params.get("tools") or []),
-                               self.scanner)
+                write_cassette(target, cassette, self.scanner)
                 cassette_path = str(target.relative_to(out))
             except SecretLeak as e:
                 doc["cassette_refused"] = str(e)
