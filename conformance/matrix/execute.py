@@ -121,9 +121,13 @@ def probe(python: Path, version_of: str | None, environ: dict[str, str]) -> dict
 
 
 def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_dir: Path, *,
-               jobs: int | None, checks: Sequence[str] = ()) -> ColumnRun:
+               jobs: int | None, checks: Sequence[str] = (),
+               env: EnvResult | None = None) -> ColumnRun:
+    """One column: its environment (``env`` when already found or built), its run, its
+    results."""
     start = time.monotonic()
-    env = ensure_env(entry, envs_dir)
+    if env is None:
+        env = ensure_env(entry, envs_dir)
     if env.python is None:
         status: Status = "error" if env.env_dir is not None else "unavailable"
         return ColumnRun(entry, status, env.problem, duration=time.monotonic() - start,
@@ -184,6 +188,13 @@ def _relative(path: Path, base: Path) -> Path:
     return Path(rel) if not rel.startswith("..") else path.resolve()
 
 
+def _env_or_problem(entry: SubjectEntry, envs_dir: Path) -> EnvResult:
+    try:
+        return ensure_env(entry, envs_dir)
+    except OSError as e:  # an unwritable --envs, a full disk: that column's problem
+        return EnvResult(None, envs_dir, f"its environment could not be built: {e}")
+
+
 def clean_runs(out_root: Path, keep: set[str]) -> None:
     """Remove column directories of an earlier matrix (``runs/<name>/`` with a ``run.log``) whose
     subject is no longer in the config, so the output holds only this matrix."""
@@ -218,13 +229,13 @@ def run_matrix(config: MatrixConfig, out_root: Path, envs_dir: Path, *, parallel
     n = parallel or default_parallel(len(config.subjects))
     clean_runs(out_root, {dir_name(e.name) for e in config.subjects})
     jobs = jobs_per_column(n)
-    for entry in config.subjects:  # build (or find) the environments before running anything
-        if entry.own_env:
-            ensure_env(entry, envs_dir)
+    # build (or find) the environments before running anything; a failed build is tried once
+    envs = {e.name: _env_or_problem(e, envs_dir) for e in config.subjects}
 
     def one(entry: SubjectEntry) -> ColumnRun:
         try:
-            col = run_column(entry, config, out_root, envs_dir, jobs=jobs, checks=checks)
+            col = run_column(entry, config, out_root, envs_dir, jobs=jobs, checks=checks,
+                             env=envs[entry.name])
         except Exception as e:  # one column's trouble is that column's, not the matrix's
             col = ColumnRun(entry, "error", f"the matrix could not run it: "
                             f"{type(e).__name__}: {e}")
