@@ -195,3 +195,10 @@ def test_rule_findings_for_requests_the_api_accepted() -> None:
     refused = {"request": broken.request, "response": {"status": 400, "headers": {}, "body": {
         "type": "error", "error": {"type": "invalid_request_error", "message": "x"}}}}
     assert judge_requests("demo", {**c.raw, "exchanges": [refused]}) == []
+
+
+def test_scenario_files_stay_inside_the_output(tmp_path: Path) -> None:
+    from conformance.probe.run import scenario_file
+
+    assert scenario_file(tmp_path, "../../etc/passwd") == tmp_path / "scenarios/etc/passwd.json"
+    assert scenario_file(tmp_path, "/abs/x", "cassettes") == tmp_path / "cassettes/abs/x.json"

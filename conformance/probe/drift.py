@@ -41,12 +41,6 @@ class Finding:
     def to_json(self) -> dict[str, str]:
         return asdict(self)
 
-    def key(self) -> tuple[str, str, str]:
-        """What identifies a finding across runs: kind, pointer without the exchange index
-        (``/content/1/caller_hint``) and what was new."""
-        return self.kind, re.sub(r"^/exchanges/\d+/response", "", self.pointer), \
-            self.detail.split(":", 1)[0]
-
 
 def _kind_of_enum(pointer: str) -> str:
     if pointer.endswith("/stop_reason"):

@@ -63,7 +63,9 @@ class ProbeConfig:
 
 
 def scenario_file(out: Path, scenario_id: str, kind: str = "scenarios") -> Path:
-    return out / kind / f"{scenario_id}.json"
+    """Where a scenario's file goes: its id as a relative path (never outside ``out``)."""
+    parts = [p for p in scenario_id.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return out / kind / f"{'/'.join(parts) or '_'}.json"
 
 
 def load_index(out: Path) -> dict[str, Any] | None:
