@@ -210,6 +210,13 @@ def test_missing_config_and_bad_check(tmp_path: Path, capsys) -> None:
     assert "matches no check" in capsys.readouterr().err
 
 
+def test_unknown_subject_filter(tmp_path: Path, capsys) -> None:
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(BASE)
+    assert main(["matrix", str(cfg), "--out", str(tmp_path / "o"), "--subject", "b"]) == 2
+    assert "--subject 'b' is not in" in capsys.readouterr().err
+
+
 def test_config_defaults_and_overrides(tmp_path: Path) -> None:
     cfg = tmp_path / "m.toml"
     cfg.write_text("[matrix]\ntimeout = 5\njobs = 3\n" + BASE

@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "~/.cache/tooluse/matrix)")
     p.add_argument("--parallel", type=int, default=None, metavar="N",
                    help="columns run at once (default: one per CPU)")
+    p.add_argument("--subject", dest="subjects", action="extend", nargs="+", default=[],
+                   metavar="NAME", help="only these columns of the config (by name)")
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
                    metavar="ID", help="only these check ids (globs allowed), in every column")
     return p
@@ -51,6 +54,14 @@ def run(args: argparse.Namespace) -> int:
     from conformance.matrix.model import build_matrix
 
     config = load_config(args.config)
+    if args.subjects:
+        names = [s.name for s in config.subjects]
+        unknown = [n for n in args.subjects if n not in names]
+        if unknown:
+            raise UsageError(f"--subject {unknown[0]!r} is not in {args.config}; its subjects: "
+                             f"{', '.join(names)}")
+        config = replace(config, subjects=tuple(s for s in config.subjects
+                                                if s.name in args.subjects))
     if args.parallel is not None and args.parallel < 1:
         raise UsageError(f"--parallel {args.parallel}: give at least 1")
     bad = runner.unmatched_patterns(args.checks)
