@@ -29,7 +29,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_every_section_is_there(bench: dict[str, Any]) -> None:
     assert bench["smoke"] is True
-    assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout"}
+    assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout",
+                                      "sandbox"}
     for rows in bench["sections"].values():
         assert rows and all(isinstance(r, dict) for r in rows)
 
@@ -78,3 +79,14 @@ def test_suite_and_scaleout_rows(bench: dict[str, Any]) -> None:
     assert one["results_in_one_report"] == two["results_in_one_report"] > 0
     assert one["pytest_exit"] == two["pytest_exit"] == 0
     assert speed["same_results"] is True and speed["speedup"] > 0
+
+
+def test_sandbox_rows(bench: dict[str, Any]) -> None:
+    rows = bench["sections"]["sandbox"]
+    if "skipped" in rows[0]:
+        assert rows[0]["skipped"].startswith("no sandbox here")
+        return
+    *startup, run = rows
+    assert len(startup) == 2 and all(r["off_ms"] > 0 and r["sandboxed_ms"] > 0 for r in startup)
+    assert run["exit_codes"] == [0, 0] and run["wall_ratio"] > 0 and run["cpu_ratio"] > 0
+    assert isinstance(run["met"], bool)
