@@ -95,6 +95,10 @@ def reassemble(events: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, lis
                 msg["content"][idx]["text"] += d["text"]
             elif d.get("type") == "input_json_delta":
                 partial[idx] = partial.get(idx, "") + d["partial_json"]
+            elif d.get("type") == "thinking_delta":
+                msg["content"][idx]["thinking"] += d["thinking"]
+            elif d.get("type") == "signature_delta":
+                msg["content"][idx]["signature"] = d["signature"]
             elif d.get("type") == "citations_delta":
                 block = msg["content"][idx]
                 block["citations"] = [*(block.get("citations") or []), d["citation"]]

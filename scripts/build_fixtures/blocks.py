@@ -11,6 +11,11 @@ def text(t: str) -> Block:
     return {"type": "text", "text": t}
 
 
+def thinking(t: str, signature: str) -> Block:
+    """Extended thinking: the text and its signature (sent back unchanged with tool results)."""
+    return {"type": "thinking", "thinking": t, "signature": signature}
+
+
 def cited(t: str, *citations: Block) -> Block:
     """A text block citing sources (web search answers: one block per cited claim, between
     plain ones; real_traffic pydai__481, vercel__096)."""

@@ -50,6 +50,10 @@ DIRECT_CALLER_MODELS = frozenset({"claude-haiku-4-5-20251001", "claude-sonnet-4-
                                   "claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-7"})
 #: Models whose ``code_execution_result`` says ``abort_reason`` (null: the cell ran to its end;
 #: every live claude-sonnet-4-6 one) [3P: real_traffic pydai__250, pydai__256, vercel__090].
+#: Models that count thinking tokens in ``usage.output_tokens_details`` on every message (live:
+#: claude-opus-4-7 and later, ``{"thinking_tokens": 0}`` without thinking); other models send it
+#: with a thinking block only [3P: real_traffic llmanth__031, vercel__096, pydai__269].
+THINKING_DETAILS_MODELS = frozenset({"claude-opus-4-7"})
 ABORT_REASON_MODELS = frozenset({"claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-7"})
 
 
@@ -206,6 +210,10 @@ class Conversation:
                    "inference_geo": "global", "service_tier": "standard"}
         if server_tools:
             u["server_tool_use"] = {"web_fetch_requests": 0, "web_search_requests": 0}
+        thinking = sum(len(str(b.get("thinking", ""))) // 4 for b in content
+                       if b.get("type") == "thinking")
+        if thinking or self.cb.model in THINKING_DETAILS_MODELS:
+            u["output_tokens_details"] = {"thinking_tokens": thinking}
         return u
 
     def new_container(self) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from simulator.sources import SEED_CODE_EXECUTION, protocol, seed
+from simulator.sources import SEED_CODE_EXECUTION, capture, protocol, seed
 
 from .. import blocks as b
 from ..core import CassetteBuilder, Conversation, family
@@ -79,9 +79,37 @@ def reject_text() -> CassetteBuilder:
     return cb
 
 
+S_THINKING = capture("llmanth__030", "llmanth__031", "llmanth__032")
+SIGNATURE = ("EqQBCkYIBxgCKkB2vJ5iSv3pTzYfN0b1vKq0c8QWm8Qm2d0mQm4c0fWcXrQd3n9C1xg8u5aJwB1Kj0yM7mX"
+             "mE8Q8lS0eO3mT1mKEgz4o9VgU2sR0dJYq8XUaDOqv1xQ2wq4nT9mC2iIwVbq5wzh4mJ0GkR8Yw==")
+
+
+def thinking_client_tool(streamed: bool) -> CassetteBuilder:
+    """Extended thinking before a client tool call: the thinking block (with its signature) goes
+    back unchanged with the tool result; streamed, thinking_delta chunks then a signature_delta
+    (PROTOCOL.md §6). A budget not below max_tokens is refused first (thinking rule)."""
+    cb = _cb("thinking_client_tool", "extended thinking, then a client tool call; the thinking "
+             "block goes back with the result", [S_THINKING, protocol("6. Streaming (SSE)")],
+             streamed)
+    c = Conversation(cb, max_tokens=4096,
+                     extra_body={"thinking": {"type": "enabled", "budget_tokens": 2048}})
+    c.user("Should I take an umbrella in Paris today?")
+    c.reject("thinking.budget_below_max_tokens", "", mutate=lambda body: body.update(max_tokens=2048))
+    tid = cb.ids.make("toolu")
+    c.turn([b.thinking("The user wants to know about rain in Paris today. I should check the "
+                       "current weather there with get_weather before answering.", SIGNATURE),
+            b.text("Let me check the weather in Paris."),
+            b.tool_use(tid, "get_weather", {"location": "Paris"})], "tool_use")
+    c.tool_results(b.tool_result(tid, '{"temperature_c": 17, "conditions": "light rain"}'))
+    c.turn([b.text("Yes: it is 17 °C with light rain in Paris, so take an umbrella.")], "end_turn")
+    return cb
+
+
 @family("mixed")
 def build() -> Iterator[CassetteBuilder]:
     yield deferred_result(False)
     yield deferred_result(True)
     yield reject_missing_tool()
     yield reject_text()
+    yield thinking_client_tool(False)
+    yield thinking_client_tool(True)
