@@ -22,6 +22,65 @@ documented stop reason, every rule with a documented rejection).
 """
 
 
+#: What ``tooluse diff fixtures ../shared/real_traffic`` shows live traffic has and the corpus
+#: lacks, each with the reason (COVERAGE.md lists them; tests/test_fixture_live_gaps.py checks the
+#: list is the diff's, no more, no less). Keys: (diff section, value).
+LIVE_GAPS: dict[tuple[str, str], str] = {
+    **{("block_types", t): "the advisor tool (advisor_20260301) is outside the seeds' scope"
+       for t in ("advisor_tool_result", "advisor_result", "advisor_redacted_result")},
+    ("block_types", "compaction"): "compaction (context management) is outside the seeds' scope",
+    ("block_types", "fallback"): "model fallback (a refused turn answered by another model) is "
+                                 "outside the seeds' scope",
+    **{("block_types", t): "the MCP connector (mcp_servers) is outside the seeds' scope; seed 004 "
+                           "wraps MCP servers as custom tools, which the corpus covers"
+       for t in ("mcp_tool_use", "mcp_tool_result")},
+    **{("block_types", t): "tool search is outside the seeds' scope"
+       for t in ("tool_search_tool_result", "tool_search_tool_search_result")},
+    ("block_fields", "text.input"): "not a live field: vercel__065/085/087/088 hold several "
+                                    "streams in one file, and assembled as one message the later "
+                                    "streams' input_json_delta land on text blocks",
+    ("message_shapes", "container.skills"): "Agent Skills are outside the seeds' scope",
+    ("message_shapes", "id: other form"): "pysdk__001 (msg_4QpJ…, claude-3-opus, 2024): a "
+                                          "retired id form of a retired model",
+    ("message_shapes", "message.context_management"): "context editing and compaction are "
+                                                      "outside the seeds' scope",
+    **{("message_shapes", f"text.citations: {t}"): "citations of documents and search results "
+                                                   "given as input are outside the seeds' scope; "
+                                                   "web search citations are covered"
+       for t in ("char_location", "page_location", "search_result_location")},
+    ("message_shapes", "usage.iterations"): "live messages carry it only with compaction, the "
+                                            "advisor tool or a model fallback (16 captures, e.g. "
+                                            "pydai__262, rubyllm__016, vercel__027), all outside "
+                                            "the seeds' scope; the schemas accept it",
+    ("tool_types", "advisor_20260301"): "the advisor tool is outside the seeds' scope",
+    ("tool_types", "memory_20250818"): "the memory tool is outside the seeds' scope",
+    **{("tool_types", t): "tool search is outside the seeds' scope"
+       for t in ("tool_search_tool_bm25_20251119", "tool_search_tool_regex_20251119")},
+    ("request_block_types", "advisor_tool_result"): "the advisor tool is outside the seeds' scope",
+    ("request_block_types", "compaction"): "compaction is outside the seeds' scope",
+    ("request_block_types", "image"): "image input is outside the seeds' scope (the corpus sends "
+                                      "a document only to show a refusal)",
+    **{("request_block_types", t): "the MCP connector is outside the seeds' scope"
+       for t in ("mcp_tool_use", "mcp_tool_result")},
+    **{("request_block_types", t): "tool search (deferred tools) is outside the seeds' scope"
+       for t in ("tool_addition", "tool_removal", "tool_search_tool_result")},
+}
+LIVE_GAP_SECTIONS = {"block_types": "response block type", "block_fields": "block field",
+                     "message_shapes": "message shape", "tool_types": "tool type",
+                     "request_block_types": "block sent back"}
+
+
+def live_gaps_markdown() -> str:
+    out = ["\n## Live traffic the corpus does not cover\n\n",
+           "What `tooluse diff fixtures ../shared/real_traffic` lists as appearing only in live "
+           "traffic (block types, block fields, message shapes, tool types, blocks clients send "
+           "back), and why. Tool names of custom tools are left out (they are the recorders' "
+           "own).\n\n", "| kind | value | why |\n", "| --- | --- | --- |\n"]
+    out += [f"| {LIVE_GAP_SECTIONS[sec]} | `{value}` | {why} |\n"
+            for (sec, value), why in sorted(LIVE_GAPS.items())]
+    return "".join(out)
+
+
 def _cell(values: Iterable[str]) -> str:
     vals = sorted(set(values))
     return ", ".join(f"`{v}`" for v in vals) if vals else "—"
@@ -79,4 +138,5 @@ def coverage_markdown(cassettes: Iterable[Cassette]) -> str:
     out += ["\n## Rules with a recorded rejection (`expect_rule`)\n\n", "| rule | cassettes |\n",
             "| --- | --- |\n"]
     out += [f"| `{r}` | {', '.join(f'`{i}`' for i in sorted(ids))} |\n" for r, ids in sorted(rules.items())]
+    out.append(live_gaps_markdown())
     return "".join(out)
