@@ -396,3 +396,19 @@ def test_chunk_lengths_of_live_messages_synthesized_again_are_live_like(
               f"{len(set(theirs[label]))} lengths")
         assert live_m / 1.5 <= m <= live_m * 1.5, (label, m, live_m)
         assert len(set(theirs[label])) / 2 <= len(set(mine[label])) <= 2 * len(set(theirs[label]))
+
+
+def test_live_messages_synthesized_again_have_the_live_envelope(
+        live: list[tuple[str, Stream]], envelope: Envelope) -> None:
+    """Beyond the corpus: each live stream's message (thinking, citations, server tools, calls
+    from code...) synthesized again passes every property."""
+    again: list[tuple[str, Stream]] = []
+    for name, s in live:
+        try:
+            message = assemble_message(s)
+        except (StreamError, ValueError):
+            continue
+        again.append((name, [e.data for e in synthesize_events(message, seed=name)]))
+    assert len(again) >= len(live) - 10
+    bad = differing(again, envelope)
+    assert not any(bad.values()), {p: v[:5] for p, v in bad.items() if v}
