@@ -4,6 +4,7 @@ standing for two models that differ on purpose."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Iterator
@@ -347,3 +348,33 @@ def test_ctrl_c_stops_the_command_and_the_same_command_resumes(
     assert main(argv) == 0
     assert json.loads((out / "probe.json").read_text())["complete"] is True
     assert not finished & set(app.seen)
+
+
+def test_expired_container_is_dropped_and_the_request_sent_again(tmp_path: Path) -> None:
+    """An opening that names a container the API no longer has: the probe sends the same request
+    again without ``container`` (as the protocol says), and the scenario completes."""
+    cassette = json.loads((DATA / "model_a/probe_demo/messages/greeting.json").read_text())
+    first = cassette["exchanges"][0]
+    stale = copy.deepcopy(first)
+    stale["request"]["body"]["container"] = "container_stale"
+    stale["response"] = {"status": 400, "headers": {"content-type": "application/json"},
+                         "body": {"type": "error", "error": {
+                             "type": "invalid_request_error", "message":
+                             "container: container `container_stale` has expired and cannot be "
+                             "reused. Send the request again without the `container` parameter."}}}
+    cassette["exchanges"] = [stale, first]
+    path = tmp_path / "cassettes/probe_demo/messages/greeting.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(cassette))
+    url, stop = start_server(model_mode.build(load_cassettes(path)))
+    try:
+        out = tmp_path / "out"
+        assert main(["probe", "--model", MODEL_A, "--out", str(out), "--base-url", url,
+                     "--quiet", str(path)]) == 0
+    finally:
+        stop()
+    doc = scenario_doc(out, "probe_demo/messages/greeting")
+    assert (doc["status"], doc["requests"]) == ("completed", 2)
+    assert doc["retried"][0]["type"] == "container_expired"
+    sent = json.loads((out / "cassettes/probe_demo/messages/greeting.json").read_text())
+    assert [("container" in e["request"]["body"]) for e in sent["exchanges"]] == [True, False]

@@ -4,9 +4,10 @@ The loop (as :mod:`conformance.reference.loop`): send; remember the ``container`
 names and send it back; ``pause_turn``: send the assistant content back as-is (appended to the
 paused assistant message) with the same tools; ``tool_use``: answer every client ``tool_use``
 (programmatic calls included) in one user message of ``tool_result`` blocks, never a
-``server_tool_use``; any other stop reason ends the conversation. 429 and 5xx answers (529
-included) and dropped connections are retried with exponential backoff, honouring
-``retry-after-ms`` / ``retry-after``; other API errors end the scenario and are kept.
+``server_tool_use``; any other stop reason ends the conversation; a 400 saying the container
+expired: the same request again without ``container``. 429 and 5xx answers (529 included) and
+dropped connections are retried with exponential backoff, honouring ``retry-after-ms`` /
+``retry-after``; other API errors end the scenario and are kept.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from conformance.reference.loop import _expired_container
 
 from .drift import Finding, judge_response
 from .scenarios import ProbeScenario, input_of
@@ -240,6 +243,13 @@ class Driver:
                 return message
             except (anthropic.APIStatusError, anthropic.APIConnectionError) as e:
                 self._judge_new()
+                if isinstance(e, anthropic.BadRequestError) and "container" in request \
+                        and _expired_container(e):
+                    # documented: send the same request again without `container`
+                    o.retried.append({**_error_of(e), "type": "container_expired"})
+                    self.container = None
+                    request = {k: v for k, v in request.items() if k != "container"}
+                    continue
                 if _retryable(e) and attempt < self.limits.retries:
                     o.retried.append(_error_of(e))
                     self.sleep(_retry_wait(e, attempt, self.limits.backoff))
