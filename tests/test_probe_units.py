@@ -202,3 +202,16 @@ def test_scenario_files_stay_inside_the_output(tmp_path: Path) -> None:
 
     assert scenario_file(tmp_path, "../../etc/passwd") == tmp_path / "scenarios/etc/passwd.json"
     assert scenario_file(tmp_path, "/abs/x", "cassettes") == tmp_path / "cassettes/abs/x.json"
+
+
+def test_progress_shows_tokens_and_cost_so_far() -> None:
+    from conformance.probe.driver import Budget
+    from conformance.probe.progress import tokens_line
+
+    b = Budget(10_000)
+    b.spend({"input_tokens": 1_000_000, "output_tokens": 100_000, "cache_read_input_tokens": 0})
+    line = tokens_line(b, (3.0, 15.0))
+    assert "tokens 1,000,000 in, 100,000 out" in line
+    assert "$4.5000 so far" in line and "(1,100,000/10,000 of the budget)" in line
+    assert b.exhausted
+    assert "cost: give --price" in tokens_line(Budget(None), None)
