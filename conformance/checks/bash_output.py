@@ -104,6 +104,19 @@ def _empty_convention(r: ToolResult) -> str:
     return f"empty output: only the tool's own lines ({shown[0][:40]!r})"
 
 
+def printf_command(text: str) -> str:
+    """A ``printf`` command, in printable ASCII only, that prints ``text`` and a newline.
+
+    Every byte of the text's UTF-8 that is not printable ASCII (and ``\\``, ``%``, ``'``) is an
+    octal escape in the format, so the command holds no control character: a terminal-driven tool
+    (commands typed into a pty, where readline and the line discipline read ``^H``, ``^U``, ``^G``,
+    a tab as editing keys) runs the command as sent, and the check asserts only the output.
+    """
+    fmt = "".join(chr(b) if 0x20 <= b < 0x7F and chr(b) not in "\\%'" else f"\\{b:03o}"
+                  for b in text.encode("utf-8"))
+    return f"printf '{fmt}\\n'"
+
+
 @bash_check("bash.output.roundtrip", MUST, HOW_IT_WORKS,
             "A command's output is returned unchanged: generated text printed with printf comes "
             "back as one intact block of lines (decorations around it and the final blank lines "
@@ -114,7 +127,7 @@ def output_roundtrip(s: ToolSession) -> str | None:
 
     def body(lines: list[str]) -> None:
         text = "\n".join(lines)
-        r = run(s, f"printf '%s\\n' {shlex.quote(text)}")
+        r = run(s, printf_command(text))
         if r.is_error:
             raise CheckFailure("printing generated text was answered with an error",
                                received=r.to_json(), documented=text + "\n")

@@ -65,14 +65,16 @@ class _Inserted:
 
 def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line: int = 1,
               view_range: tuple[int, int] = (1, 2), may_refuse: bool = False,
-              view_may_refuse: bool = False) -> None:
+              size_may_refuse: bool = False) -> list[str]:
     """Run every command on a planted file; ``token`` occurs exactly once in ``data``.
 
     Every command must succeed, unless ``may_refuse`` (a file that is not UTF-8 may be refused)
-    or, for the whole-file view only, ``view_may_refuse`` (an editor may decline to show a very
-    large file or line at once and point to view_range; the docs set no size limit either way).
-    A refused command must leave the file untouched.
+    or ``size_may_refuse`` (a very large file or line: an editor may decline a whole-file view and
+    point to view_range, or refuse any command past a size limit it sets, with an error; the docs
+    set no size limit either way, and a refusal loses nothing). A refused command
+    must leave the file untouched. Returns the steps that were refused.
     """
+    refusals: list[str] = []
     path = plant(s, name, data)
     steps: list[tuple[str, dict[str, object], set[bytes]]] = [
         ("view", {"command": "view", "path": path}, {data}),
@@ -85,21 +87,32 @@ def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line
     current = data
     for what, tool_input, allowed in steps:
         r = s.call(tool_input)
-        lenient = may_refuse or (view_may_refuse and what == "view")
-        _after(s, path, what, _refused(s, r, what, lenient, tool_input), current, allowed)
+        lenient = may_refuse or size_may_refuse
+        was_refused = _refused(s, r, what, lenient, tool_input)
+        refusals += [what] if was_refused else []
+        _after(s, path, what, was_refused, current, allowed)
         current = read(path) or b""
     before_insert = current
     tool_input = insert_input(s, path, insert_line, "INSERTED LINE\n")
     r = s.call(tool_input)
     what = f"insert after line {insert_line}"
-    _after(s, path, what, _refused(s, r, what, may_refuse, tool_input), current,
-           _Inserted(current, insert_line, b"INSERTED LINE\n"))
+    was_refused = _refused(s, r, what, may_refuse or size_may_refuse, tool_input)
+    refusals += ["insert"] if was_refused else []
+    _after(s, path, what, was_refused, current, _Inserted(current, insert_line, b"INSERTED LINE\n"))
     current = read(path) or b""
     if s.tool_type in UNDO_TYPES and current != before_insert:
         tool_input = {"command": "undo_edit", "path": path}
         r = s.call(tool_input)
-        _after(s, path, "undo_edit", _refused(s, r, "undo_edit", may_refuse, tool_input),
-               current, {before_insert})
+        was_refused = _refused(s, r, "undo_edit", may_refuse or size_may_refuse, tool_input)
+        refusals += ["undo_edit"] if was_refused else []
+        _after(s, path, "undo_edit", was_refused, current, {before_insert})
+    return refusals
+
+
+def _size_convention(what: str, refusals: list[str]) -> str:
+    if not refusals:
+        return f"{what}: every command handled"
+    return f"{what}: refused with an error (a size limit): {', '.join(refusals)}; file untouched"
 
 
 #: The check that owns each command, should it fail on a plain file too.
@@ -197,19 +210,24 @@ def non_utf8(s: ToolSession) -> None:
 @check("editor.bytes.long_lines_preserved", family=FAMILY, severity=Severity.MUST,
        applies_to=EDITOR_TYPES, source=SRC_BYTES,
        statement="very long lines (hundreds of kilobytes) survive every command, unwrapped and "
-                 "untruncated.")
-def long_lines(s: ToolSession) -> None:
+                 "untruncated; a command may be refused with an error (a size limit) if it "
+                 "leaves the file untouched.")
+def long_lines(s: ToolSession) -> str:
     long = b"x" * 150_000 + b" TOKEN " + b"y" * 150_000
-    _survives(s, "long.txt", b"short\n" + long + b"\nafter\n", "TOKEN", view_may_refuse=True)
+    return _size_convention("long lines", _survives(
+        s, "long.txt", b"short\n" + long + b"\nafter\n", "TOKEN", size_may_refuse=True))
 
 
 @check("editor.bytes.large_file_preserved", family=FAMILY, severity=Severity.MUST,
        applies_to=EDITOR_TYPES, source=SRC_BYTES,
-       statement="a large file (about 1.6 MB, 25,000 lines) survives every command intact.")
-def large_file(s: ToolSession) -> None:
+       statement="a large file (about 1.6 MB, 25,000 lines) survives every command intact; a "
+                 "command may be refused with an error (a size limit) if it leaves the file "
+                 "untouched.")
+def large_file(s: ToolSession) -> str:
     n = 25_000
     body = b"".join(b"%06d the quick brown fox jumps over the lazy dog, then again.\n" % i
                     for i in range(n))
     data = body + b"TOKEN near the end\n" + b"last line\n"
-    _survives(s, "large.txt", data, "TOKEN", insert_line=n // 2,
-              view_range=(n // 2 - 1, n // 2 + 1), view_may_refuse=True)
+    return _size_convention("large file", _survives(
+        s, "large.txt", data, "TOKEN", insert_line=n // 2,
+        view_range=(n // 2 - 1, n // 2 + 1), size_may_refuse=True))
