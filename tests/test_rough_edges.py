@@ -63,7 +63,8 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.copy(CASSETTE, tmp_path / "locked" / "b.json")
     (tmp_path / "empty").mkdir()
     yield tmp_path
-    for p in (tmp_path / "corpus" / "sub" / "a.json", tmp_path / "locked"):
+    for p in (tmp_path / "corpus" / "sub", tmp_path / "locked",  # directories first
+              tmp_path / "corpus" / "sub" / "a.json"):
         p.chmod(0o755)
 
 
