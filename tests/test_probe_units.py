@@ -215,3 +215,26 @@ def test_progress_shows_tokens_and_cost_so_far() -> None:
     assert "$4.5000 so far" in line and "(1,100,000/10,000 of the budget)" in line
     assert b.exhausted
     assert "cost: give --price" in tokens_line(Budget(None), None)
+
+
+def test_bash_runs_in_the_sandbox_where_it_works(tmp_path: Path) -> None:
+    from conformance import sandbox
+
+    st = sandbox.status()
+    if not st.active:
+        pytest.skip(f"no sandbox here: {st.reason}")
+    s = from_cassette(load_cassette(DATA / "model_a/probe_demo/bash_20250124/list_files.json"))
+    assert s is not None
+    outside = tmp_path / "outside.txt"
+    (tmp_path / "work").mkdir()
+    desk = ToolDesk(s, root=tmp_path / "work")
+    try:
+        inside = desk.answer({"id": "a", "name": "bash", "input": {"command": "echo hi > in.txt"}})
+        assert not inside.get("is_error"), inside
+        refused = desk.answer({"id": "b", "name": "bash", "input": {
+            "command": f"echo hi > {outside}"}})
+        assert refused.get("is_error") and "Read-only file system" in refused["content"]
+        assert (desk.workdir / "in.txt").read_text() == "hi\n"
+    finally:
+        desk.close()
+    assert not outside.exists()

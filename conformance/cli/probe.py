@@ -106,6 +106,12 @@ def run(args: argparse.Namespace) -> int:
                          limits=Limits(max_turns=args.max_turns,
                                        max_output_tokens=args.max_output_tokens,
                                        retries=args.retries, backoff=args.backoff))
+    from conformance import sandbox
+
+    try:
+        sandbox.active()  # the bash subject's sandbox: a notice without it, refused if required
+    except sandbox.SandboxUnavailable as e:
+        raise UsageError(f"{e}; or set TOOLUSE_SANDBOX=auto") from None
     stop = threading.Event()
     line = ProgressLine(config.price, sys.stderr, quiet=args.quiet)
     try:

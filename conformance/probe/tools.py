@@ -6,10 +6,13 @@ directory); text editor calls to the reference editor of the declared version, w
 mapped under the directory (``/repo/app.py`` is ``<dir>/repo/app.py``, and the directory is never
 named back to the model). Every other client tool (custom tools) gets the scenario's recorded
 ``tool_result`` for that tool name, one after the other (the last one again when the model calls
-it more often), or an error result saying there is no recorded answer. No sandbox: the bash
-subject runs as the user running the probe, in the working directory, with ``HOME`` and
-``TMPDIR`` inside it (``TOOLUSE_SANDBOX_HOME=0`` keeps the real ones) and without the environment
-variables named like credentials (``ANTHROPIC_API_KEY`` never reaches a command's output).
+it more often), or an error result saying there is no recorded answer.
+
+The bash session runs in the working directory with ``HOME`` and ``TMPDIR`` inside it and the
+subjects' environment allow-list (:func:`conformance.sandbox.subject_env`: credentials such as
+``ANTHROPIC_API_KEY`` never reach a command's output). Where the subject sandbox works
+(:mod:`conformance.sandbox`, ``TOOLUSE_SANDBOX=auto|required|off``) it runs under it: read-only
+root, only the working directory writable, no network.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from conformance import sandbox
 from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
 from simulator.secrets import SECRET_ENV
@@ -32,20 +36,22 @@ BASH_TIMEOUT = 30.0
 
 
 def command_env(workdir: Path) -> dict[str, str]:
-    """The environment of the probe's bash: no credentials, HOME and TMPDIR in ``workdir``."""
-    env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
-    if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
-        home, tmp = workdir / ".home", workdir / ".tmp"
-        home.mkdir(exist_ok=True)
-        tmp.mkdir(exist_ok=True)
-        env.update(HOME=str(home), TMPDIR=str(tmp))
-    return env
+    """The environment of the probe's bash: the allow-list, HOME and TMPDIR in ``workdir``."""
+    home, tmp = workdir / ".home", workdir / ".tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    env = sandbox.subject_env(os.environ, {"HOME": str(home), "TMPDIR": str(tmp)})
+    return {k: v for k, v in env.items() if not SECRET_ENV.search(k)}
 
 
 class _ProbeBashSession(BashSession):
     def start(self) -> None:
+        argv = ["/bin/bash", "--noprofile", "--norc"]
+        st = sandbox.active()
+        if st.active:
+            argv = sandbox.wrap(argv, st, writable=[self.workdir], chdir=self.workdir)
         self.process = subprocess.Popen(
-            ["/bin/bash", "--noprofile", "--norc"], cwd=self.workdir, env=command_env(self.workdir),
+            argv, cwd=self.workdir, env=command_env(self.workdir),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True)
 
