@@ -54,7 +54,14 @@ from pathlib import Path
 from typing import Any
 
 from .bodies import BodyParser
-from .cassette import Cassette, CassetteError, Exchange, iter_corpus, load_cassette
+from .cassette import (
+    Cassette,
+    CassetteError,
+    Exchange,
+    iter_corpus,
+    load_cassette,
+    resolve_fixture,
+)
 from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
 from .count_tokens import handle_count_tokens
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
@@ -146,10 +153,9 @@ class Simulator(ExchangeFinder, EventLog):
     @classmethod
     def from_path(cls, path: str | Path, **options: Any) -> Simulator:
         """A simulator over one cassette file or every cassette under a directory."""
-        try:
-            cassettes = [load_cassette(path)]
-        except IsADirectoryError:
-            cassettes = list(iter_corpus(path))
+        # A directory is read as a corpus (load_cassette reports one as a CassetteError).
+        cassettes = (list(iter_corpus(path)) if resolve_fixture(path).is_dir()
+                     else [load_cassette(path)])
         if not cassettes:
             raise CassetteError(path, "", "no cassettes found")
         return cls(cassettes, **options)
