@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
 
     columns = run_matrix(config, out, envs, parallel=args.parallel, checks=args.checks,
-                         on_column=progress)
+                         on_column=progress, say=lambda line: print(line, flush=True))
     duration = time.monotonic() - t0
     doc = build_matrix(columns, out_root=out, config=_shown(args.config), generated_at=started,
                        duration=duration, patterns=args.checks)

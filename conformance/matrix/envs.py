@@ -109,6 +109,21 @@ def env_key(interpreter: str, version: str, requirements: tuple[str, ...]) -> st
     return f"py{version}-{digest}"
 
 
+def env_dir_of(entry: SubjectEntry, envs_dir: Path) -> Path | None:
+    """Where ``entry``'s own environment is (or will be); None without one or an interpreter."""
+    if not entry.own_env:
+        return None
+    version = entry.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
+    interpreter = find_python(version) if entry.python else sys.executable
+    if interpreter is None:
+        return None
+    return envs_dir / env_key(interpreter, version, entry.requirements)
+
+
+def is_ready(env_dir: Path) -> bool:
+    return (env_dir / READY_MARKER).is_file() and (env_dir / "bin" / "python").exists()
+
+
 def ensure_env(entry: SubjectEntry, envs_dir: Path) -> EnvResult:
     """The interpreter ``entry`` runs with: the running one, or its own environment (built now
     when missing)."""

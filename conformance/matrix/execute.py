@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance.matrix.config import MatrixConfig, SubjectEntry, dir_name
-from conformance.matrix.envs import EnvResult, ensure_env
+from conformance.matrix.envs import EnvResult, ensure_env, env_dir_of, is_ready
 
 Status = Literal["ran", "unavailable", "error"]
 #: How a column's run is started: the suite's CLI in the subject's interpreter.
@@ -223,14 +223,21 @@ def jobs_per_column(parallel: int) -> int:
 
 def run_matrix(config: MatrixConfig, out_root: Path, envs_dir: Path, *, parallel: int | None = None,
                checks: Sequence[str] = (),
-               on_column: Callable[[ColumnRun], None] | None = None) -> list[ColumnRun]:
+               on_column: Callable[[ColumnRun], None] | None = None,
+               say: Callable[[str], None] | None = None) -> list[ColumnRun]:
     """Every column, in config order. Environments are built first (one at a time: pip is heavy),
     then the runs go ``parallel`` at once."""
     n = parallel or default_parallel(len(config.subjects))
     clean_runs(out_root, {dir_name(e.name) for e in config.subjects})
     jobs = jobs_per_column(n)
     # build (or find) the environments before running anything; a failed build is tried once
-    envs = {e.name: _env_or_problem(e, envs_dir) for e in config.subjects}
+    envs: dict[str, EnvResult] = {}
+    for e in config.subjects:
+        where = env_dir_of(e, envs_dir)
+        if say is not None and where is not None and not is_ready(where):
+            say(f"  {e.name}: building its environment {where} (python "
+                f"{e.python or 'running'}; {', '.join(e.requirements) or 'no requirements'})")
+        envs[e.name] = _env_or_problem(e, envs_dir)
 
     def one(entry: SubjectEntry) -> ColumnRun:
         try:
