@@ -135,6 +135,12 @@ def test_implementations_versions_and_unavailable_column(matrix: tuple[int, Path
     # each column's own run output is kept
     assert (out / impl["no-stderr"]["runs_dir"] / "results.json").is_file()
     assert doc["checks"][0]["fingerprint"] and doc["generated_at"].endswith("Z")
+    from conformance.matrix.stale import stale_checks
+
+    assert stale_checks(doc) == []  # a fresh matrix matches the catalog
+    doc["checks"][0]["severity"] = "INFO"
+    doc["checks"][0]["fingerprint"] = "0" * 16
+    assert stale_checks(doc)[0].startswith(f"{doc['checks'][0]['id']}: severity changed")
 
 
 def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
