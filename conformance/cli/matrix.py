@@ -1,5 +1,7 @@
-"""``tooluse matrix CONFIG.toml --out DIR``: the suite on every implementation a config names, one
-comparison report (matrix.json, matrix.md, matrix.html).
+"""``tooluse matrix CONFIG.toml --out DIR``: the suite on several implementations, compared.
+
+Every implementation the config names is run and one comparison report written (matrix.json,
+matrix.md, matrix.html).
 
 Each subject runs in its own ``tooluse run`` (its own process, environment and output directory
 ``DIR/runs/<name>/``), several at once. A column that cannot run (its Python is missing, its
@@ -29,7 +31,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         description=__doc__.splitlines()[0],
         epilog="CONFIG is TOML: [matrix] defaults and one [[subject]] per implementation (name, "
                "tool_type, factory or command, and optionally python, requirements, timeout, "
-               "startup_timeout, jobs, env, version_of, max_characters). See docs/matrix.md.")
+               "startup_timeout, jobs, env, version_of, max_characters). See docs/matrix.md. "
+               "Exit codes: 0 the matrix is written (failures of the implementations are what it "
+               "reports), 1 a column's run failed to start or finish, 2 a bad config or option.")
     p.add_argument("config", type=Path, metavar="CONFIG.toml", help="the matrix config")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="write matrix.json, matrix.md, matrix.html (and runs/<name>/) into DIR")
