@@ -213,16 +213,16 @@ def _probe(mode: str, bwrap: str | None, why: str) -> Status:
 
 
 def _overlay_works(bwrap: str) -> bool:
-    """Can this ``bwrap`` mount an overlay here (``--overlay``: bubblewrap 0.10 or later, and a
-    kernel allowing overlayfs in a user namespace)?"""
+    """Can this ``bwrap`` mount the overlays here (``--overlay``: bubblewrap 0.10 or later, a
+    kernel allowing overlayfs in a user namespace, an upper folder in ``$TMPDIR`` on a file system
+    that can hold one, and the real folders as lower ones)?"""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="tooluse-probe-") as tmp:
-        t = Path(tmp)
-        for sub in ("lower", "up", "work"):
-            (t / sub).mkdir()
-        argv = [bwrap, *base_options(), "--overlay-src", str(t / "lower"), "--overlay",
-                str(t / "up"), str(t / "work"), str(t / "lower"), "--", "/bin/true"]
+        opts, uppers = overlay_options(Path(tmp))
+        if not uppers:
+            return False
+        argv = [bwrap, *base_options(), *opts, "--", "/bin/true"]
         try:
             return subprocess.run(argv, capture_output=True, timeout=10,
                                   stdin=subprocess.DEVNULL).returncode == 0
@@ -614,3 +614,26 @@ def _first_child(pid: int) -> int | None:
 
 
 WATCHDOG = ProcessWatchdog()
+
+
+def remove_tree(path: Path) -> None:
+    """``rmtree`` that also removes what overlayfs leaves in a work folder (``work/work``, mode
+    000: not removable by a user who is not root until it is made readable)."""
+    def again(func: object, p: str, _exc: object) -> None:
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+        except OSError:
+            pass
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=again)
+    else:
+        shutil.rmtree(path, onerror=again)

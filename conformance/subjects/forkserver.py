@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -259,7 +258,7 @@ class ForkServer:
         if self.proc.stderr is not None:
             self.proc.stderr.close()
         if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            sandbox.remove_tree(self.scratch)
 
 
 _servers: dict[str, ForkServer] = {}

@@ -245,9 +245,11 @@ class ProcessSession:
                 raise
 
     def _remove_sandbox(self) -> None:
-        for d in (self._sandbox, getattr(self, "_scratch", None)):
-            if d is not None:
-                shutil.rmtree(d, ignore_errors=True)
+        if self._sandbox is not None:
+            shutil.rmtree(self._sandbox, ignore_errors=True)
+        scratch = getattr(self, "_scratch", None)
+        if scratch is not None:
+            sandbox.remove_tree(scratch)
 
     # --- reading ---------------------------------------------------------------------------
 
