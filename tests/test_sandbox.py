@@ -227,3 +227,31 @@ def test_nothing_survives_kill_9_of_the_run(tmp_path: Path, kind: str) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert wait_no_survivors(f"TOOLUSE_TEST_RUN={marker}", timeout=10) == []
+
+
+# --- the pytest plugin -----------------------------------------------------------------------------
+
+def run_pytest(tmp_path: Path, *args: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--rootdir", str(tmp_path), "-c", str(tmp_path / "pytest.ini"),
+                           "--tooluse-bash", "reference-bash", "--tooluse-check",
+                           "bash.output.roundtrip", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env or dict(os.environ), timeout=300)
+
+
+def test_the_pytest_plugin_refuses_what_tooluse_run_refuses(tmp_path: Path) -> None:
+    env = {**os.environ, "TOOLUSE_BWRAP": str(tmp_path / "no-bwrap")}
+    proc = run_pytest(tmp_path, "--tooluse-sandbox", "required", env=env)
+    assert proc.returncode == 4 and "tooluse: --sandbox required:" in proc.stderr, proc.stderr
+    proc = run_pytest(tmp_path, "--tooluse-pass-env", "GITHUB_TOKEN")
+    assert proc.returncode == 4 and "a credential never reaches a subject" in proc.stderr
+
+
+@needs_sandbox
+def test_the_pytest_plugin_runs_subjects_in_the_sandbox(tmp_path: Path) -> None:
+    proc = run_pytest(tmp_path, "--tooluse-sandbox", "required", "--tooluse-check",
+                      "bash.sandbox.*")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "2 passed" in proc.stdout, proc.stdout[-1000:]
