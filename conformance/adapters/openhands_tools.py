@@ -12,6 +12,10 @@ the project's ``matrix.toml`` does; the editor and the terminal do not import br
   terminal_type=...)`` with its tmux back-end (the pane pool it uses when tmux is installed) and
   its subprocess (pty) back-end, declared as ``bash_20250124``.
 
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set (unless already set) before the import: the SDK
+imports litellm, which otherwise fetches a price list from the network at import time, retrying
+for seconds offline; it changes nothing the tools do.
+
 What is mapped, as the SDK's agent does it (``openhands/sdk/agent/agent.py``):
 
 - the input is validated into the tool's action with ``model_validate``; a ``ValidationError`` is
@@ -29,6 +33,7 @@ What is mapped, as the SDK's agent does it (``openhands/sdk/agent/agent.py``):
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,9 @@ DEFAULT_TIMEOUT = 30.0
 
 
 def _module(name: str) -> Any:
+    # The SDK imports litellm, which fetches a model price list from the network at import time
+    # (and retries for seconds when there is none); the editor and the terminal never use it.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return require(name, REQUIREMENT, python=PYTHON)
 
 
