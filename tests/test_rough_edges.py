@@ -191,3 +191,17 @@ def test_help_has_no_rst_markup(command: list[str], capsys: pytest.CaptureFixtur
         assert markup not in out, out
     if not command:
         assert "one module per subcommand" not in out  # developer text stays in the docstring
+
+
+def test_an_unreadable_results_file_is_a_results_file_error(
+        tmp_path: Path, deny: Callable[[Path], None]) -> None:
+    from conformance.reports.results_file import ResultsFileError, load_results
+
+    path = tmp_path / "results.json"
+    path.write_text("{}")
+    deny(path)
+    try:
+        with pytest.raises(ResultsFileError, match="cannot read the file: Permission denied"):
+            load_results(path)
+    finally:
+        path.chmod(0o644)

@@ -304,6 +304,8 @@ def load_results(path: str | Path) -> RunResults:
         raise ResultsFileError(p, "", "is a directory; give the results.json inside it") from None
     except UnicodeDecodeError as e:
         raise ResultsFileError(p, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:  # permission denied, an I/O error
+        raise ResultsFileError(p, "", f"cannot read the file: {e.strerror or e}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
