@@ -102,6 +102,7 @@ def test_serve_names_an_unreadable_cassette_in_one_line(
     deny(corpus / "corpus" / "sub" / "a.json")
     _, err = one_error_line(capsys, ["serve", "corpus", "--port", "0"])
     assert "a.json" in err and "cannot read the file: permission denied" in err
+    assert "check its permissions or point at another file" in err
 
 
 def test_serve_names_an_unreadable_directory(

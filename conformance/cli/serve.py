@@ -128,7 +128,8 @@ def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:
     try:
         cassettes = load_cassettes(args.cassettes)
     except CassetteError as e:
-        raise UsageError(f"{e}; fix the cassette or point at another file") from None
+        fix = "check its permissions" if e.message.startswith("cannot read") else "fix the cassette"
+        raise UsageError(f"{e}; {fix} or point at another file") from None
     if not cassettes:
         raise UsageError(f"no cassettes (*.json) under {args.cassettes}")
     return cassettes
