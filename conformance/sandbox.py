@@ -38,7 +38,8 @@ MODES = ("auto", "required", "off")
 DEFAULT_MODE = "auto"
 
 #: Environment entries a subject gets (besides ``TOOLUSE_*`` and ``--pass-env`` names).
-ALLOWED_ENV = ("PATH", "LANG", "HOME", "TMPDIR", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+ALLOWED_ENV = ("PATH", "LANG", "HOME", "TMPDIR", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
+               "PYTHONDONTWRITEBYTECODE")
 #: A credential by its name: never given to a subject, whatever the allow-list says.
 CREDENTIAL_ENV = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH)"
@@ -418,16 +419,26 @@ def overlay_options(scratch: Path) -> tuple[list[str], dict[Path, Path]]:
     return opts, uppers
 
 
+#: Written through an overlay by a language runtime rather than by the tool: not reported
+#: (Python caching the bytecode of modules it imports from the checkout).
+RUNTIME_CACHES = ("__pycache__",)
+
+
 def overlay_listing(uppers: Mapping[Path, Path]) -> set[str]:
-    """What the subject wrote through the overlays, as paths in the folders they cover."""
+    """What the subject wrote through the overlays, as paths in the folders they cover: files
+    (a deletion shows as a whiteout file) and folders it made empty; not the folders above them
+    (overlayfs copies those up), nor a runtime's cache (:data:`RUNTIME_CACHES`)."""
     out: set[str] = set()
     for up, dest in uppers.items():
         for dirpath, dirnames, filenames in os.walk(up):
-            for name in [*dirnames, *filenames]:
-                rel = Path(dirpath, name).relative_to(up)
+            rel = Path(dirpath).relative_to(up)
+            had_children = bool(dirnames or filenames)
+            dirnames[:] = [d for d in dirnames if d not in RUNTIME_CACHES]
+            out.update(str(dest / rel / f) for f in filenames)
+            if not had_children and rel != Path("."):
                 out.add(str(dest / rel))
-                if len(out) > 200:
-                    return out
+            if len(out) > 200:
+                return out
     return out
 
 

@@ -255,3 +255,16 @@ def test_the_pytest_plugin_runs_subjects_in_the_sandbox(tmp_path: Path) -> None:
                       "bash.sandbox.*")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "2 passed" in proc.stdout, proc.stdout[-1000:]
+
+
+def test_what_is_written_through_an_overlay(tmp_path: Path) -> None:
+    """Files and new empty folders count; the folders overlayfs copies up above a written file
+    and Python's bytecode cache do not."""
+    up = tmp_path / "up"
+    (up / "pkg" / "__pycache__").mkdir(parents=True)
+    (up / "pkg" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"")
+    (up / "src" / "deep").mkdir(parents=True)
+    (up / "src" / "deep" / "owned.txt").write_text("x")
+    (up / "made-empty").mkdir()
+    got = sandbox.overlay_listing({up: Path("/checkout")})
+    assert got == {"/checkout/src/deep/owned.txt", "/checkout/made-empty"}
