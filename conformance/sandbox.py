@@ -203,8 +203,8 @@ def _probe(mode: str, bwrap: str | None, why: str) -> Status:
     if proc.returncode != 0:
         said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         hint = ""
-        if said and ("permission" in said[-1].lower() or "not permitted" in said[-1].lower()
-                     or "No space left" in said[-1]):
+        last = said[-1].lower() if said else ""
+        if any(w in last for w in ("permission", "not permitted", "namespace", "enospc")):
             hint = (" (user namespaces are unavailable here: a container without them, or "
                     "kernel.unprivileged_userns_clone / apparmor_restrict_unprivileged_userns)")
         return Status(mode, False, bwrap,
