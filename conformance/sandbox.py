@@ -50,6 +50,9 @@ CREDENTIAL_ENV = re.compile(
 CREDENTIAL_PATHS = (".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker",
                     ".kube", ".gnupg", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
                     ".anthropic", ".config/anthropic")
+#: Of those, the ones a runtime reads by itself (``npx`` reads ``~/.npmrc``, ``pip`` and
+#: ``twine`` ``~/.pypirc``): hidden all the same, but a read is not reported as the tool's.
+QUIET_CREDENTIAL_PATHS = (".npmrc", ".pypirc")
 
 
 def is_credential(name: str) -> bool:
@@ -295,6 +298,8 @@ def decoy_options(decoys: Path) -> tuple[list[str], dict[Path, Path]]:
                 continue
         except OSError:
             continue
+        if rel in QUIET_CREDENTIAL_PATHS:
+            hidden = {k: v for k, v in hidden.items() if k != decoy and k.parent != decoy}
         # Bound read-write: a read-only mount never updates access times.
         opts += ["--bind", str(decoy), str(real)]
     return opts, hidden
@@ -334,6 +339,8 @@ class Watch:
         if credentials and home is not None:
             files = []
             for rel in CREDENTIAL_PATHS:
+                if rel in QUIET_CREDENTIAL_PATHS:
+                    continue
                 real = home / rel
                 if real.is_file():
                     files.append(real)
