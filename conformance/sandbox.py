@@ -7,8 +7,10 @@ subjects) runs under ``bwrap`` with:
   installation (a virtual environment, ``node``, a compiled binary) wherever it lives, but can
   change nothing outside the directories made writable: its case directory and its private
   ``HOME`` and ``TMPDIR`` (for in-process subjects: the run directory that holds them);
+- the directory ``tooluse`` runs in (the project checkout) and ``HOME`` as overlays: what the
+  subject writes there lands in a scratch folder the harness lists (where overlayfs works);
 - well-known credential locations of the user (``~/.ssh``, ``~/.aws``, ``~/.netrc``, ...)
-  replaced by empty decoys, whose reads the harness notices;
+  replaced by decoys, whose reads the harness notices;
 - a new ``/proc`` and a minimal ``/dev``; its own user, PID, network (only a loopback device),
   IPC and UTS namespaces; ``--die-with-parent`` and ``--new-session``. When the harness dies, even
   by SIGKILL, the namespace's first process dies and the kernel kills every process in it.
@@ -18,8 +20,8 @@ subjects) runs under ``bwrap`` with:
 it when it works and otherwise falls back to the plain isolation with one notice naming why;
 ``required`` refuses to run without it; ``off`` never uses it.
 
-Only the standard library is imported here: the subject host imports :mod:`conformance.isolation`
-which imports nothing from this module, but the harness imports this one on every start.
+Only the standard library is imported here: the subject host imports this module
+(:func:`apply_limits`) at every start.
 """
 
 from __future__ import annotations
