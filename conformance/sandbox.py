@@ -1,7 +1,7 @@
 """The subject sandbox: bubblewrap around every subject process (``tooluse run --sandbox``).
 
-Where it is on, a subject (a ``--*-cmd`` command, or the fork server hosting in-process
-subjects) runs under ``bwrap`` with:
+Where it is on, a tool subject (a ``--bash-cmd``/``--editor-cmd`` command, or the fork server
+hosting in-process subjects) runs under ``bwrap`` with:
 
 - the root file system bound **read-only** (``--ro-bind / /``): the subject still reads its own
   installation (a virtual environment, ``node``, a compiled binary) wherever it lives, but can
