@@ -4,6 +4,10 @@
   control characters are line-editing keys (SWE-ReX, OpenHands' tmux terminal). The output checks
   send commands in printable ASCII (``bash.output.roundtrip`` prints its text through printf
   escapes), so this subject passes them.
+- ``tests/conformant/bash_screen_rendering.py``: output returned as a terminal screen shows it
+  (OpenHands' tmux terminal reads the pane): tabs as spaces, bell dropped, backspace applied. The
+  MUST output checks print text without control characters; ``bash.output.control_characters``
+  (INFO) reports the convention.
 - ``tests/conformant/editor_size_limit.py``: an editor that refuses files and lines past a size
   limit with an error (the ``anthropic`` SDK's agent toolset does, at 256 KiB); the large-file
   and long-line checks accept the refusal and report it.
@@ -60,6 +64,20 @@ def test_terminal_line_editing_subject_passes_the_output_checks() -> None:
            and CATALOG[r.check_id].severity is not Severity.INFO}
     assert bad == {}
     assert {r.check_id for r in summary.results} >= {"bash.output.roundtrip"}
+
+
+@pytest.mark.parametrize(("name", "convention"), [
+    ("bash_screen_rendering", "rendered as a terminal shows them"),
+    ("bash_terminal_line_editing", "returned as printed"),
+])
+def test_screen_rendering_passes_and_the_convention_is_reported(name: str,
+                                                                convention: str) -> None:
+    subject = factory_subject(f"{CONFORMANT / name}.py:factory", family="bash", name=name)
+    summary = runner.run([subject], checks=["bash.output.*"], timeout=3.0, jobs=4)
+    by_id = {r.check_id: r for r in summary.results}
+    bad = {i: r.message for i, r in by_id.items() if r.outcome in (Outcome.FAIL, Outcome.ERROR)}
+    assert bad == {}
+    assert convention in by_id["bash.output.control_characters"].observed
 
 
 @pytest.mark.parametrize("check_id", ["editor.bytes.large_file_preserved",
