@@ -78,8 +78,9 @@ def partial_last_line(s: ToolSession) -> None:
 
 #: A line of printable text: no control characters (``Cc``: tab, bell, backspace, escape...),
 #: which a tool that reads a terminal's screen (tmux) shows rendered, as a terminal does; how a
-#: tool returns them is ``bash.output.control_characters`` (INFO): the docs do not say.
-_LINE = st.text(st.characters(exclude_categories=["Cs", "Cc"]), max_size=40)
+#: tool returns them is ``bash.output.control_characters`` (INFO): the docs do not say. Code
+#: points Unicode has not assigned (``Cn``) are not text either.
+_LINE = st.text(st.characters(exclude_categories=["Cs", "Cc", "Cn"]), max_size=40)
 #: A line a tool puts in place of empty output ("(no output)", "[empty]", ...).
 PLACEHOLDER = re.compile(r"^\W*(?:no output|empty|\(empty output\))\W*$", re.IGNORECASE)
 
