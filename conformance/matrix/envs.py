@@ -96,13 +96,15 @@ def _project_install() -> list[str]:
 
 
 def env_key(interpreter: str, version: str, requirements: tuple[str, ...]) -> str:
+    """The environment's directory name: a hash of the interpreter (its real path: the same
+    base Python whether reached through a venv or not), the requirements and the project."""
     from importlib import metadata
 
     try:
         project_deps = sorted(metadata.requires("tooluse-conformance") or [])
     except metadata.PackageNotFoundError:
         project_deps = []
-    doc = {"interpreter": os.path.abspath(interpreter), "version": version,
+    doc = {"interpreter": os.path.realpath(interpreter), "version": version,
            "requirements": sorted(requirements), "project": _project_install(),
            "project_deps": project_deps}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
