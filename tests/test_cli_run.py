@@ -73,7 +73,7 @@ def test_a_node_subject_passes_every_bash_check(capsys) -> None:
     (["run", "--bash", "reference-bash", "--timeout", "0"], "positive"),
     (["run", "--bash", "reference-bash", "--check", "editor.*"], "no check applies"),
     (["run", "--bash-cmd", "node 'x"], "does not parse"),
-    (["run", "--editor", "reference-bash"], "not editor"),
+    (["run", "--editor", "reference-bash"], "not an editor"),
     (["run", "--bash", "reference-bash", "--expected-failures", "x.txt"], "needs --out"),
     (["checks", "--family", "nope"], "bash"),
     (["checks", "--tool-type", "bash_20990101"], "bash_20250124"),

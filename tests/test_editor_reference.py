@@ -22,8 +22,10 @@ from conformance.strategies import edit_texts, file_contents
 
 @pytest.mark.parametrize("tool_type", sorted(EDITOR_FACTORIES))
 def test_reference_passes_every_editor_check(tool_type: str) -> None:
+    # the sandbox check watches a subject process; this harness calls the editor in-process
     results = run_checks(EDITOR_FACTORIES[tool_type], tool_type,
-                         exclude={"editor.model.agrees_with_reference_model"})
+                         exclude={"editor.model.agrees_with_reference_model",
+                                  "editor.sandbox.stays_in_its_case"})
     assert failing(results) == set()
     assert all(r.status == "pass" for r in results.values())
 
