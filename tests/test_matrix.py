@@ -61,6 +61,11 @@ def _config(tmp_path: Path) -> Path:
         env = {{ TERM = "dumb", MATRIX_DEMO = "on" }}
 
         [[subject]]
+        name = "never-starts"
+        tool_type = "bash_20250124"
+        factory = "{ROOT}/tests/subjects/py_subjects.py:factory_raises"
+
+        [[subject]]
         name = "future-python"
         tool_type = "bash_20250124"
         factory = "conformance.reference.bash:factory"
@@ -101,16 +106,20 @@ def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     both = _row(doc, "bash.output.stdout_and_stderr")
     assert {n: c["outcome"] for n, c in both["cells"].items()} == {
         "reference-bash": "pass", "no-stderr": "fail", "forgetful": "fail",
-        "future-python": "unavailable", "reference-editor": "n-a"}
-    assert both["counts"]["fail"] == 2 and both["counts"]["applies"] == 3
+        "never-starts": "fail", "future-python": "unavailable", "reference-editor": "n-a"}
+    assert both["counts"]["fail"] == 3 and both["counts"]["applies"] == 4
+    assert both["counts"]["start_failures"] == 1
+    assert both["cells"]["never-starts"]["start_failure"] is True
+    assert "start_failure" not in both["cells"]["no-stderr"]
+    # flagged on the two that started (2 of 3); the one that never started is no evidence
     assert both["review"] and both["evidence"] == ["no-stderr", "forgetful"]
     cwd = _row(doc, "bash.session.cwd_persists")
     assert cwd["cells"]["forgetful"]["outcome"] == "fail"
     assert cwd["cells"]["no-stderr"]["outcome"] == "pass"
-    assert cwd["counts"]["fail"] == 1 and not cwd["review"]  # one of three: no flag
+    assert cwd["counts"]["fail"] == 2 and not cwd["review"]  # one of three that started
     view = _row(doc, "editor.view.returns_file_content")
     assert view["cells"]["reference-editor"]["outcome"] == "pass"
-    assert view["counts"]["n-a"] == 4 and view["counts"]["unavailable"] == 0  # not its type
+    assert view["counts"]["n-a"] == 5 and view["counts"]["unavailable"] == 0  # not its type
     # the failure's evidence: message and a rerun command naming the subject and the check
     cell = both["cells"]["no-stderr"]
     assert cell["message"]
@@ -147,9 +156,10 @@ def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
     _, out, _ = matrix
     md = (out / "matrix.md").read_text()
     assert "### `bash.output.stdout_and_stderr` (MUST)" in md
-    assert f"{REVIEW_LABEL}: failed by 2 of the 3" in md
-    assert "| `bash.output.stdout_and_stderr` ⚑ | MUST | pass | **FAIL** | **FAIL** | — | n/a | " \
-           "2/3 |" in md
+    assert f"{REVIEW_LABEL}: failed by 3 of the 4 implementations it applies to (1 of them did " \
+           "not start)" in md
+    assert "| `bash.output.stdout_and_stderr` ⚑ | MUST | pass | **FAIL** | **FAIL** | " \
+           "**FAIL** (start) | — | n/a | 3/4 |" in md
     assert "no python3.99" in md
     html = (out / "matrix.html").read_text()
     assert html.count("<details>") >= 3  # every failing cell, and the flagged evidence
@@ -159,6 +169,9 @@ def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
 
 @pytest.mark.parametrize(("counts", "flagged"), [
     ({"pass": 1, "fail": 2, "error": 0}, True),
+    ({"pass": 1, "fail": 3, "error": 0, "start_failures": 1}, True),
+    ({"pass": 2, "fail": 3, "error": 0, "start_failures": 1}, False),  # 2 of 4 that started
+    ({"pass": 0, "fail": 2, "error": 0, "start_failures": 1}, False),  # 1 that started
     ({"pass": 2, "fail": 2, "error": 0}, False),  # half is not most
     ({"pass": 0, "fail": 1, "error": 0}, False),  # one implementation is not a pattern
     ({"pass": 0, "fail": 2, "error": 1}, True),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("matrix.schema.json")
 REVIEW_MIN_FAILS = 2
 REVIEW_LABEL = "review: common defect or calibration error"
+#: A failure saying the subject never started (runner / ProcessSession wording): no evidence
+#: about the check itself.
+START_FAILURE = re.compile(r"the subject (did not start|did not answer its first call|failed its "
+                           r"first call, at start-up)")
 CELL_OUTCOMES = ("pass", "fail", "skip", "error", "n-a", "unavailable")
 #: Characters of a received / documented value or reproducer kept in a cell.
 VALUE_CHARS = 1500
@@ -102,6 +107,8 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
         cell["observed"] = r["observed"]
     if r["outcome"] in ("fail", "error", "skip"):
         cell["message"] = r["message"]
+    if r["outcome"] == "fail" and START_FAILURE.match(r["message"]):
+        cell["start_failure"] = True
     if r["outcome"] in ("fail", "error"):
         for key in ("received", "documented"):
             if r.get(key) is not None:
@@ -116,9 +123,12 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
 
 
 def review(counts: dict[str, int]) -> bool:
-    """Failed by more than half of the implementations it applies to, and by at least 2."""
-    applies = counts["pass"] + counts["fail"] + counts["error"]
-    return counts["fail"] >= REVIEW_MIN_FAILS and counts["fail"] * 2 > applies
+    """Failed by more than half of the implementations it applies to, and by at least 2 (an
+    implementation that did not start says nothing about the check: left out of both)."""
+    start = counts.get("start_failures", 0)
+    fails = counts["fail"] - start
+    applies = counts["pass"] + counts["fail"] + counts["error"] - start
+    return fails >= REVIEW_MIN_FAILS and fails * 2 > applies
 
 
 def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
@@ -135,11 +145,12 @@ def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
                                                                         strict=True)}
         counts = {o: sum(cell["outcome"] == o for cell in cells.values()) for o in CELL_OUTCOMES}
         counts["applies"] = counts["pass"] + counts["fail"] + counts["error"]
+        counts["start_failures"] = sum(bool(cell.get("start_failure")) for cell in cells.values())
         flagged = review(counts)
         rows.append({**check_record(chk), "cells": cells, "counts": counts,
                      "review": flagged,
-                     "evidence": [n for n, cell in cells.items() if cell["outcome"] == "fail"]
-                     if flagged else []})
+                     "evidence": [n for n, cell in cells.items() if cell["outcome"] == "fail"
+                                  and not cell.get("start_failure")] if flagged else []})
     suite = suite_metadata()
     return {
         "format_version": FORMAT_VERSION,
@@ -149,7 +160,8 @@ def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
         "duration": round(duration, 1),
         "check_patterns": list(patterns),
         "review_rule": (f"it is failed by more than half of the implementations the check "
-                        f"applies to (pass + fail + error) and by at least {REVIEW_MIN_FAILS}"),
+                        f"applies to (pass + fail + error) and by at least {REVIEW_MIN_FAILS}; "
+                        "an implementation that did not start is left out of both counts"),
         "implementations": [implementation_record(c, out_root) for c in columns],
         "checks": rows,
     }

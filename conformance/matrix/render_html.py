@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from conformance.matrix.model import REVIEW_LABEL
-from conformance.matrix.render_md import header_line
+from conformance.matrix.render_md import header_line, review_counts
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -46,7 +46,7 @@ def _cell_body(cell: dict[str, Any]) -> str:
 
 def _cell(cell: dict[str, Any]) -> str:
     o = cell["outcome"]
-    word = _WORD[o]
+    word = _WORD[o] + (" (start)" if cell.get("start_failure") else "")
     if o in ("fail", "error", "skip") and (cell.get("message") or cell.get("rerun")):
         inner = f"<details><summary>{word}</summary>{_cell_body(cell)}</details>"
     elif cell.get("observed"):
@@ -89,8 +89,8 @@ def _flagged(doc: dict[str, Any]) -> str:
             f"<li><b>{escape(n)}</b><details><summary>evidence</summary>"
             f"{_cell_body(r['cells'][n])}</details></li>" for n in r["evidence"])
         out.append(f"<h3 id=\"review-{escape(r['id'])}\"><code>{escape(r['id'])}</code> "
-                   f"({r['severity']})</h3><p><span class=flag>{REVIEW_LABEL}</span>: failed by "
-                   f"{c['fail']} of the {c['applies']} implementations it applies to. "
+                   f"({r['severity']})</h3><p><span class=flag>{REVIEW_LABEL}</span>: "
+                   f"{escape(review_counts(c))}. "
                    f"{escape(r['statement'])}</p><ul>{items}</ul>")
     return "".join(out)
 
@@ -116,7 +116,8 @@ def render_html(doc: dict[str, Any]) -> str:
         "<title>tooluse compatibility matrix</title>"
         f"<style>{_CSS}</style></head><body><h1>Compatibility matrix</h1>"
         f"<p>{escape(header_line(doc).replace('`', ''))}</p>"
-        "<p class=small>Cells: pass, FAIL, skip, ERROR (a harness error, not counted against the "
+        "<p class=small>Cells: pass, FAIL (with \"(start)\": the implementation did not start), "
+        "skip, ERROR (a harness error, not counted against the "
         "implementation), n/a (not its tool type), — (the column did not run); click a FAIL or "
         "ERROR for the message, the evidence and the rerun command. ⚑ " + REVIEW_LABEL
         + f": {escape(doc['review_rule'])}. Hover a check id for its statement.</p>"

@@ -23,6 +23,13 @@ def _code(text: str) -> str:
     return f"{fence}{text}{fence}"
 
 
+def review_counts(c: dict[str, int]) -> str:
+    """``failed by 3 of the 4 implementations it applies to (1 of them did not start)``."""
+    start = c.get("start_failures", 0)
+    note = f" ({start} of them did not start)" if start else ""
+    return f"failed by {c['fail']} of the {c['applies']} implementations it applies to{note}"
+
+
 def header_line(doc: dict[str, Any]) -> str:
     suite = doc["suite"]
     return (f"Generated {doc['generated_at']} by {suite['name']} {suite['version']} "
@@ -47,9 +54,10 @@ def implementation_rows(doc: dict[str, Any]) -> list[str]:
 def render_markdown(doc: dict[str, Any]) -> str:
     names = [i["name"] for i in doc["implementations"]]
     out = ["# Compatibility matrix", "", header_line(doc), "",
-           "Cells: pass, **FAIL**, skip, ERROR (a harness error, not counted against the "
-           "implementation), n/a (the check does not apply to its tool type), — (the column did "
-           f"not run). A check is flagged *{REVIEW_LABEL}* when {doc['review_rule']}.", "",
+           "Cells: pass, **FAIL** (with \"(start)\": the implementation did not start), skip, "
+           "ERROR (a harness error, not counted against the implementation), n/a (the check "
+           "does not apply to its tool type), — (the column did not run). "
+           f"A check is flagged *{REVIEW_LABEL}* when {doc['review_rule']}.", "",
            "## Implementations", "", *implementation_rows(doc), ""]
     flagged = [r for r in doc["checks"] if r["review"]]
     out += ["## Flagged for review", ""]
@@ -58,8 +66,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for r in flagged:
         c = r["counts"]
         out += [f"### `{r['id']}` ({r['severity']})", "",
-                f"{REVIEW_LABEL}: failed by {c['fail']} of the {c['applies']} implementations it "
-                f"applies to. {r['statement']} (source: {_source(r)})", ""]
+                f"{REVIEW_LABEL}: {review_counts(c)}. {r['statement']} "
+                f"(source: {_source(r)})", ""]
         for name in r["evidence"]:
             cell = r["cells"][name]
             out.append(f"- **{name}**: {_one_line(cell.get('message', ''))}")
@@ -72,7 +80,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += ["## Checks", "", "| check | level | " + " | ".join(names) + " | failed by |",
             "|---|---|" + "---|" * len(names) + "---:|"]
     for r in doc["checks"]:
-        cells = " | ".join(MARK[r["cells"][n]["outcome"]] for n in names)
+        cells = " | ".join(MARK[r["cells"][n]["outcome"]]
+                           + (" (start)" if r["cells"][n].get("start_failure") else "")
+                           for n in names)
         flag = " ⚑" if r["review"] else ""
         c = r["counts"]
         out.append(f"| `{r['id']}`{flag} | {r['severity']} | {cells} | "
