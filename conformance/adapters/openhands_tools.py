@@ -14,7 +14,9 @@ the project's ``matrix.toml`` does; the editor and the terminal do not import br
 
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set (unless already set) before the import: the SDK
 imports litellm, which otherwise fetches a price list from the network at import time, retrying
-for seconds offline; it changes nothing the tools do.
+for seconds offline; it changes nothing the tools do. For the terminals ``TMUX_TMPDIR`` defaults
+to ``$TMPDIR`` (tmux's socket and OpenHands' lock beside it; under the suite's sandbox only the
+private ``$TMPDIR`` is writable, not ``/tmp``).
 
 What is mapped, as the SDK's agent does it (``openhands/sdk/agent/agent.py``):
 
@@ -34,6 +36,7 @@ What is mapped, as the SDK's agent does it (``openhands/sdk/agent/agent.py``):
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +116,9 @@ def file_editor(workdir: Path, timeout: float | None = None) -> Executor:
 
 
 def _terminal(workdir: Path, timeout: float | None, terminal_type: str) -> Executor:
+    # tmux (and OpenHands' lock beside its socket) use $TMUX_TMPDIR, default /tmp: under the
+    # suite's sandbox only the private $TMPDIR is writable, so the socket goes there.
+    os.environ.setdefault("TMUX_TMPDIR", tempfile.gettempdir())
     impl = _module("openhands.tools.terminal.impl")
     definition = _module("openhands.tools.terminal.definition")
     executor = impl.TerminalExecutor(working_dir=str(workdir), terminal_type=terminal_type)
