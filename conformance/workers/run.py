@@ -12,8 +12,10 @@ import asyncio
 import inspect
 import logging
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +28,8 @@ from simulator.managed_agents import ManagedAgentsSimulator, RequestRecord, Scen
 from .toolset import DECLARATIONS, sdk_tools
 
 BASE_URL = "http://simulator.test"
-#: Variables a command worker must not inherit (it gets the environment key, nothing else).
+#: Variables a command worker must not inherit (it gets the environment key, nothing else; the
+#: environment is the subjects' allow-list, which drops every credential name besides these).
 SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
@@ -135,14 +138,12 @@ class WorkerRun:
         from simulator.server import start_server
 
         base, self._stop_server = start_server(self.sim, threaded=True)
-        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        argv, env, home = self._command_argv(command)
         env.update({"ANTHROPIC_BASE_URL": base, "TOOLUSE_ENVIRONMENT_ID": self.env.id,
                     "TOOLUSE_ENVIRONMENT_KEY": self.env.key,
                     "ANTHROPIC_ENVIRONMENT_ID": self.env.id,
-                    "ANTHROPIC_ENVIRONMENT_KEY": self.env.key,
-                    "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}",
-                    "TOOLUSE_WORKDIR": str(self.workdir)})
-        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=self.workdir, env=env,
+                    "ANTHROPIC_ENVIRONMENT_KEY": self.env.key})
+        proc = subprocess.Popen(argv, cwd=self.workdir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
 
@@ -164,8 +165,34 @@ class WorkerRun:
                         continue
             if proc.stderr:
                 proc.stderr.close()
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)
 
         self._stop_worker = stop
+
+    def _command_argv(self, command: str) -> tuple[list[str], dict[str, str], Path | None]:
+        """``command`` under ``/bin/sh -c``, in the sandbox when it is on, and its environment:
+        the subjects' allow-list (no credential of the user's), a private HOME and TMPDIR, the
+        tool timeout and the working directory. The worker shares the network namespace (it
+        reaches the simulation on loopback); everything else is as for tool subjects: read-only
+        root, only its working directory and private HOME writable, own PID namespace, no
+        capabilities, gone with the run."""
+        from conformance import sandbox
+
+        st = sandbox.active()
+        home = Path(tempfile.mkdtemp(prefix="tooluse-worker-home-"))
+        env = sandbox.subject_env(os.environ, {
+            "HOME": str(home), "TMPDIR": str(home),
+            "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}",
+            "TOOLUSE_WORKDIR": str(self.workdir)})
+        argv = ["/bin/sh", "-c", command]
+        if st.active:
+            assert st.bwrap is not None
+            opts = [o for o in sandbox.base_options() if o != "--unshare-net"]
+            workdir = Path(self.workdir)
+            argv = [st.bwrap, *opts, "--bind", str(workdir), str(workdir),
+                    "--bind", str(home), str(home), "--chdir", str(workdir), "--", *argv]
+        return argv, env, home
 
     # -- observing ---------------------------------------------------------------------------
 
