@@ -226,7 +226,7 @@ def _api_shaped_http_protocol() -> type[Any]:
     (a 400 ``invalid_request_error`` with a ``request-id``) rather than a plain-text 400."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    class APIShapedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    class APIShapedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type, unused-ignore]
         def send_400_response(self, msg: str) -> None:
             resp = api_error(400, "invalid_request_error", f"{msg.rstrip('.')}: the bytes sent are "
                              "not a well-formed HTTP/1.1 request; send one.")
