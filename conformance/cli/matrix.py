@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
                 if s else f"{col.status}: {col.reason}")
         print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
 
-    columns = run_matrix(config, out, envs, parallel=args.parallel, checks=args.checks,
-                         on_column=progress, say=lambda line: print(line, flush=True))
+    columns = _run_forwarding_sigterm(
+        lambda: run_matrix(config, out, envs, parallel=args.parallel, checks=args.checks,
+                           on_column=progress, say=lambda line: print(line, flush=True)))
     duration = time.monotonic() - t0
     doc = build_matrix(columns, out_root=out, config=_shown(args.config), generated_at=started,
                        duration=duration, patterns=args.checks)
@@ -114,3 +116,25 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - convenienc
     from conformance.cli import main as cli_main
 
     return cli_main(["matrix", *(argv or sys.argv[1:])])
+
+
+def _run_forwarding_sigterm(body: Callable[[], list[Any]]) -> list[Any]:
+    """Run ``body`` with SIGTERM passed on to the column runs (Ctrl-C reaches them through the
+    terminal's process group; a SIGTERM sent to ``tooluse matrix`` alone would not): they stop
+    their subjects, then this exits 143 with no matrix written."""
+    import signal
+
+    from conformance.matrix.execute import stop_columns
+
+    def on_term(signum: int, _frame: object) -> None:
+        stop_columns(signal.SIGTERM)
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (an embedding caller): nothing to forward from
+        return body()
+    try:
+        return body()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

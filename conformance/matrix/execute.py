@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -145,12 +147,37 @@ def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_d
                     suite_version=info.get("suite"), out_dir=out_dir,
                     launcher=launcher_words(entry, env), env_dir=env.env_dir)
     with open(out_dir / "run.log", "w") as log:
-        proc = subprocess.run(argv, cwd=config.base_dir, env=environ, stdin=subprocess.DEVNULL,
-                              stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, cwd=config.base_dir, env=environ, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT)
+        with _children_lock:
+            _children.add(proc)
+        try:
+            proc.wait()
+        finally:
+            with _children_lock:
+                _children.discard(proc)
     col.exit_code = proc.returncode
     col.duration = time.monotonic() - start
     _read_results(col, results_path, out_dir / "run.log")
     return col
+
+
+#: The column runs going on (``tooluse run`` processes), for :func:`stop_columns`.
+_children: set[subprocess.Popen[bytes]] = set()
+_children_lock = threading.Lock()
+
+
+def stop_columns(sig: int = signal.SIGTERM) -> int:
+    """Send ``sig`` to every column run going on (each stops its subjects and writes what it
+    has, as ``tooluse run`` does on SIGTERM); returns how many were signalled."""
+    with _children_lock:
+        procs = list(_children)
+    for proc in procs:
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+    return len(procs)
 
 
 def _read_results(col: ColumnRun, results_path: Path, log_path: Path) -> None:
