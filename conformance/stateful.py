@@ -516,6 +516,9 @@ class ModelReport:
     #: How hypothesis ended: passed, failed, stopped (the budget or a dead subject), flaky.
     ended: str
     budget: Budget
+    #: Findings that are the newline translation ``editor.bytes.crlf_preserved`` reports (they
+    #: need a CR in their steps and the subject turns CRLF into LF): not counted again.
+    newline_translation: list[ModelDisagreement] = field(default_factory=list)
 
 
 def explore_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,
@@ -535,10 +538,82 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int =
         for f in x.findings.ordered():
             small = minimize(x, f.error) if f.error.steps else f.error
             found.append(small.moved(Path(s.workdir)))
+        aside = _newline_translation_findings(x, found)
     finally:
         x.finish()
+    found = [f for f in found if f not in aside]
     found.sort(key=lambda d: len(d.steps))
-    return ModelReport(found, x.observed(), ended, x.budget)
+    return ModelReport(found, x.observed(), ended, x.budget, aside)
+
+
+# --- one defect, one check: newline translation --------------------------------------------------
+
+def _lf(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def _without_cr(steps: list[Step]) -> list[Step]:
+    """The same steps with every CRLF and CR in their texts and planted bytes turned into LF."""
+    out: list[Step] = []
+    for step in steps:
+        if isinstance(step, Plant):
+            out.append(Plant(step.path, _lf(step.data)))
+        else:
+            out.append({k: (v.replace("\r\n", "\n").replace("\r", "\n")
+                            if isinstance(v, str) and k != "path" else v)
+                        for k, v in step.items()})
+    return out
+
+
+def _has_cr(steps: list[Step]) -> bool:
+    return any(b"\r" in step.data if isinstance(step, Plant)
+               else any(isinstance(v, str) and "\r" in v for v in step.values())
+               for step in steps)
+
+
+def _translates_newlines(x: Exploration) -> bool:
+    """Does the subject turn CRLF into LF on a plain edit (the defect
+    ``editor.bytes.crlf_preserved`` reports)? One fresh subject, one ``str_replace``."""
+    try:
+        x.budget.charge(1, share=1.0)
+        sub, where = x.open("line-endings")
+    except StopExploring:
+        return False
+    try:
+        path = where / "crlf.txt"
+        path.write_bytes(b"alpha\r\nbeta\r\n")
+        sub.call({"command": "str_replace", "path": str(path), "old_str": "alpha",
+                  "new_str": "gamma"})
+        after = _read(str(path))
+    finally:
+        x.close(sub, where)
+    return after is not None and after != b"gamma\r\nbeta\r\n" and _lf(after) == b"gamma\nbeta\n"
+
+
+def _newline_translation_findings(x: Exploration, found: list[ModelDisagreement]
+                                  ) -> list[ModelDisagreement]:
+    """The findings that are the newline translation ``editor.bytes.crlf_preserved`` reports,
+    set aside so that one defect fails one check: only when the subject translates CRLF on a
+    plain edit, and only those findings whose steps hold a CR and that are gone when the same
+    steps are replayed with every CR turned into LF."""
+    suspects = [f for f in found if f.steps and _has_cr(f.steps)]
+    if not suspects or not _translates_newlines(x):
+        return []
+    aside = []
+    for f in suspects:
+        steps = _without_cr(f.steps)
+        try:
+            x.budget.charge(sum(1 for c in steps if not isinstance(c, Plant)), share=1.0)
+            sub, where = x.open("line-endings")
+        except StopExploring:
+            break
+        try:
+            again = replay(sub, steps, where)
+        finally:
+            x.close(sub, where)
+        if again is None:
+            aside.append(f)
+    return aside
 
 
 def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,

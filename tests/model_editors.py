@@ -141,3 +141,34 @@ class VendorInsert(TextEditor):
         new = text.encode("utf-8").split(b"\n")
         self._write(path, b"\n".join(lines[:insert_line] + new + lines[insert_line:]), data)
         return f"The file {raw} has been edited."
+
+
+class _TranslatesNewlines(TextEditor):
+    """Reads files in text mode: CRLF and CR come back as LF (the defect
+    ``editor.bytes.crlf_preserved`` reports)."""
+
+    def _read(self, path: Path) -> bytes:
+        return super()._read(path).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+class TranslatesNewlines(_TranslatesNewlines):
+    """Newline translation and nothing else: the model check sets its findings aside."""
+
+
+class TranslatesNewlinesAndInsertsAtOne(_TranslatesNewlines):
+    """Newline translation and a second, CR-free bug (``insert_line`` 0 taken as 1): the model
+    check still fails, on the second bug."""
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
+
+
+class DropsCarriageReturnsOfNewText(TextEditor):
+    """Keeps the file's CRLF on every edit, but drops every CR of the text it writes in: a bug
+    that needs a CR, without the newline translation of a plain edit; the model check fails it."""
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        return super().str_replace(path, raw, old_str, new_str.replace("\r", ""))
+
+    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
+        return super().insert(path, raw, insert_line, text.replace("\r", ""))

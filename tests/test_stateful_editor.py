@@ -274,3 +274,30 @@ def _utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# -- one defect, one check: newline translation is crlf_preserved's --------------------------------
+
+def test_newline_translation_alone_is_left_to_crlf_preserved(tmp_path: Path) -> None:
+    tool_type = "text_editor_20250728"
+    r = _run(f"{EDITORS}:TranslatesNewlines.factory", tool_type, tmp_path)
+    assert r.outcome is Outcome.SKIP, r.message
+    assert "editor.bytes.crlf_preserved" in r.message and "not a pass" in r.message
+    # and the defect is the catalog's other check's
+    crlf = run_case(factory_subject(f"{EDITORS}:TranslatesNewlines.factory", family="editor",
+                                    tool_type=tool_type),
+                    CATALOG["editor.bytes.crlf_preserved"], timeout=3.0, tmp_root=tmp_path)
+    assert crlf.outcome is Outcome.FAIL, crlf.message
+
+
+def test_a_second_bug_beside_newline_translation_still_fails(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:TranslatesNewlinesAndInsertsAtOne.factory", "text_editor_20250728",
+             tmp_path)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "insert" in r.message.splitlines()[0]
+
+
+def test_a_bug_that_needs_a_cr_without_newline_translation_fails(tmp_path: Path) -> None:
+    r = _run(f"{EDITORS}:DropsCarriageReturnsOfNewText.factory", "text_editor_20250728", tmp_path)
+    assert r.outcome is Outcome.FAIL, r.message
+    assert "crlf_preserved" not in r.message
