@@ -476,6 +476,17 @@ def replay(s: ToolSession, steps: list[Step], into: Path) -> ModelDisagreement |
     return None
 
 
+def replay_fresh(x: Exploration, steps: list[Step], label: str) -> ModelDisagreement | None:
+    """:func:`replay` on a fresh subject in a fresh directory, charged to the budget;
+    :class:`StopExploring` when the budget is spent or no subject starts."""
+    x.budget.charge(sum(1 for c in steps if not isinstance(c, Plant)), share=1.0)
+    s, where = x.open(label)
+    try:
+        return replay(s, steps, where)
+    finally:
+        x.close(s, where)
+
+
 def _common_dir(steps: list[Step]) -> str:
     paths = [x.path if isinstance(x, Plant) else str(x["path"]) for x in steps]
     return os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
@@ -492,14 +503,9 @@ def minimize(x: Exploration, found: ModelDisagreement, *, tries: int = 60) -> Mo
             break
         candidate = best.steps[:i] + best.steps[i + 1:]
         try:
-            x.budget.charge(sum(1 for c in candidate if not isinstance(c, Plant)), share=1.0)
-            s, where = x.open("minimize")
+            again = replay_fresh(x, candidate, "minimize")
         except StopExploring:
             break
-        try:
-            again = replay(s, candidate, where)
-        finally:
-            x.close(s, where)
         if again is not None and again.key == best.key:
             best = again
         i = min(i - 1, len(best.steps) - 2)
@@ -601,18 +607,11 @@ def _newline_translation_findings(x: Exploration, found: list[ModelDisagreement]
         return []
     aside = []
     for f in suspects:
-        steps = _without_cr(f.steps)
         try:
-            x.budget.charge(sum(1 for c in steps if not isinstance(c, Plant)), share=1.0)
-            sub, where = x.open("line-endings")
+            if replay_fresh(x, _without_cr(f.steps), "line-endings") is None:
+                aside.append(f)
         except StopExploring:
             break
-        try:
-            again = replay(sub, steps, where)
-        finally:
-            x.close(sub, where)
-        if again is None:
-            aside.append(f)
     return aside
 
 
@@ -626,5 +625,5 @@ def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEF
 
 
 __all__ = ["EXPLORE_SHARE", "Exploration", "ModelDisagreement", "ModelReport", "Plant",
-           "disagreement", "editor_machine", "explore_editor_model", "minimize", "replay",
+           "disagreement", "editor_machine", "explore_editor_model", "minimize", "replay", "replay_fresh",
            "run_editor_model"]

@@ -275,6 +275,17 @@ def _attempt(what: str, fn: Any) -> None:
         _mark(f"{what}: {e}")
 
 
+def _attempting(inner: Any, attempt: Any) -> Any:
+    """``inner`` (a bash handler) making ``attempt()`` when it starts and before every call."""
+    def handle(tool_input: dict[str, Any]) -> Any:
+        attempt()
+        return inner(tool_input)
+
+    attempt()
+    handle.close = inner.close  # type: ignore[attr-defined]
+    return handle
+
+
 def writes_checkout(workdir: Path, timeout: float = 3.0) -> Any:
     """Writes ``owned-by-subject`` into the project checkout (the directory ``tooluse run`` runs
     in, ``$TOOLUSE_TEST_CHECKOUT``) and into the user's real HOME (``$TOOLUSE_TEST_HOME``)."""
@@ -287,13 +298,7 @@ def writes_checkout(workdir: Path, timeout: float = 3.0) -> Any:
                 _attempt(f"write {var}", lambda w=where: Path(w, "owned-by-subject")
                          .write_text("OWNED\n"))
 
-    def handle(tool_input: dict[str, Any]) -> Any:
-        attempt()
-        return inner(tool_input)
-
-    attempt()
-    handle.close = inner.close  # type: ignore[attr-defined]
-    return handle
+    return _attempting(inner, attempt)
 
 
 def connects(workdir: Path, timeout: float = 3.0) -> Any:
@@ -311,13 +316,7 @@ def connects(workdir: Path, timeout: float = 3.0) -> Any:
                     s.sendall(b"hello from a subject\n")
             _attempt(f"connect {addr[0]}", connect)
 
-    def handle(tool_input: dict[str, Any]) -> Any:
-        attempt()
-        return inner(tool_input)
-
-    attempt()
-    handle.close = inner.close  # type: ignore[attr-defined]
-    return handle
+    return _attempting(inner, attempt)
 
 
 def reads_credentials(workdir: Path, timeout: float = 3.0) -> Any:
