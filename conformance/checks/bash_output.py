@@ -121,6 +121,8 @@ def printf_command(text: str) -> str:
     """
     fmt = "".join(chr(b) if 0x20 <= b < 0x7F and chr(b) not in "\\%'" else f"\\{b:03o}"
                   for b in text.encode("utf-8"))
+    if fmt.startswith("-"):  # a format starting with '-' is read as an option: escape it too
+        fmt = "\\055" + fmt[1:]
     return f"printf '{fmt}\\n'"
 
 
