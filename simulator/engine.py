@@ -19,6 +19,7 @@ API::
     Simulator(c, disabled_rules=["ptc.strict_unsupported"])   # rules off by id
     Simulator(c, rules=ALL_RULES)     # also the rules off by default (messages.roles.alternate)
     Simulator(c, replay="repeat")     # serve already-served exchanges again (load tests, serve)
+    Simulator(c, matchers="tolerant") # a named matcher set (simulator.matchers.MATCHER_SETS)
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -26,6 +27,8 @@ that rule, the exchange counts as served); (2) the request is matched to the nex
 first cassette whose next exchange matches on every matcher (the cassette in progress first, then
 the others in order); a mismatch is answered with a 400 naming the matcher, both values, the
 cassette and the exchange index (``strict_matching=False``: served anyway, mismatch logged);
+what a tolerant matcher normalised to match is logged with the served exchange
+(``ExchangeServed.normalised``) and sent in the response header :data:`NORMALISED_HEADER`;
 (3) faults, if planned (``FaultPlan``; a faulted request does not consume the exchange, except
 ``slow``);
 (4) the recorded response is served: errors verbatim, JSON as JSON or synthesized SSE when the
@@ -83,7 +86,9 @@ from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
     MatchRequest,
+    normalised,
     normalize_path,
+    resolve_matchers,
 )
 from .models import lookup
 from .registry import TOOLS
@@ -98,13 +103,16 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 #: Deeper JSON is refused before any rule walks it [I: the API's limit is not documented].
 MAX_DEPTH = 128
 REPLAY_MODES = ("once", "repeat")
+#: Response header listing what a tolerant matcher normalised to match the request ("; "-joined).
+NORMALISED_HEADER = "x-tooluse-normalised"
+_NORMALISED_HEADER_LIMIT = 2000
 
 
 class Simulator(ExchangeFinder, EventLog):
     """Serves cassettes, judges requests by the protocol rules; see the module docstring."""
 
     def __init__(self, cassettes: Cassette | Sequence[Cassette], *,
-                 matchers: Sequence[Matcher] = DEFAULT_MATCHERS,
+                 matchers: Sequence[Matcher] | str = DEFAULT_MATCHERS,
                  rules: Iterable[Rule] = DEFAULT_RULES, clock: Clock | None = None,
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int | None = None, ping_every: int = 0,
@@ -122,7 +130,9 @@ class Simulator(ExchangeFinder, EventLog):
             clock = FakeClock(min(starts) if starts else None)
         #: Move a FakeClock to each exchange's recorded ``at`` before judging its request.
         self.recorded_time = recorded_time
-        self.matchers = tuple(matchers)
+        #: A set's name (``"exact"``, ``"tolerant"``) or the matchers themselves.
+        self.matchers = resolve_matchers(matchers)
+        self._explains = any(m.explain is not None for m in self.matchers)
         disabled = set(disabled_rules)
         unknown = disabled - RULES.keys()
         if unknown:
@@ -307,6 +317,9 @@ class Simulator(ExchangeFinder, EventLog):
         resp, message, mode = self._render(ex, stream, rid, cassette)
         if fault is not None:
             resp = apply_fault(fault, rid, lambda: resp, self.clock)
+        normalised_for = self._normalised(ex, incoming) if self._explains else ()
+        if normalised_for:
+            resp.headers[NORMALISED_HEADER] = _header_value(normalised_for)
         if not replayed and not repeated:
             self._consume(ci)
             # Answered ids only matter while calls are pending (they are popped from those).
@@ -324,8 +337,16 @@ class Simulator(ExchangeFinder, EventLog):
         if fault is not None and not repeated:  # only a slow fault gets here: remember it for
             self._slow = (ci, ex.index, body)     # a timed-out retry
         self._emit(ExchangeServed(rid, cassette.id, _p(cassette), ex.index, resp.status,
-                                  resp.is_stream, mode, replayed=replayed, repeated=repeated))
+                                  resp.is_stream, mode, replayed=replayed, repeated=repeated,
+                                  normalised=normalised_for))
         return resp
+
+    def _normalised(self, ex: Exchange, incoming: MatchRequest) -> tuple[str, ...]:
+        """What the tolerant matchers normalised to match ``incoming`` to ``ex`` (computed for
+        the served exchange only)."""
+        recorded = MatchRequest.from_recorded(ex.request)
+        return tuple(normalised(self.matchers, recorded,
+                                MatchRequest(incoming.method, incoming.path, incoming.body)))
 
     def _answer_violation(self, body: dict[str, Any], violations: list[Any], rid: str) -> SimResponse:
         first = violations[0]
@@ -481,6 +502,14 @@ def _answered(hist: RequestHistory | None) -> set[str] | None:
     return out
 
 
+def _header_value(notes: Sequence[str]) -> str:
+    """``notes`` as one ASCII header value (control and non-ASCII characters escaped), cut at a
+    length proxies keep."""
+    text = "; ".join(notes).encode("unicode_escape").decode("ascii")
+    return text if len(text) <= _NORMALISED_HEADER_LIMIT else \
+        text[:_NORMALISED_HEADER_LIMIT] + "..."
+
+
 def _depth(value: Any) -> int:
     """How deeply ``value`` nests (iteratively: no recursion on hostile input)."""
     deepest, stack = 0, [(value, 1)]
@@ -496,4 +525,4 @@ def _depth(value: Any) -> int:
 
 
 
-__all__ = ["MAX_BODY_BYTES", "MESSAGES_PATH", "Simulator", "error_body"]
+__all__ = ["MAX_BODY_BYTES", "MESSAGES_PATH", "NORMALISED_HEADER", "Simulator", "error_body"]

@@ -97,6 +97,9 @@ class ExchangeServed(Event):
     #: Served again, statelessly, to a request matching an exchange already served
     #: (``Simulator(replay="repeat")``).
     repeated: bool = False
+    #: What a tolerant matcher normalised to match the request to this exchange (what an exact
+    #: comparison would have refused), one line each.
+    normalised: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ class MessageFacts:
     #: The ``tools`` matcher's key (for the facts of a ``tools`` value); for a message, the
     #: ``tool_use_ids.answered`` matcher's key were it the last message.
     match_key: list[Any] | None = None
+    #: The ``tools.tolerant`` matcher's key (for the facts of a ``tools`` value).
+    tolerant_key: list[Any] | None = None
     #: For a ``tools`` value: what rules derive from it, by name (``RuleContext.from_tools``).
     derived: dict[str, Any] | None = None
 

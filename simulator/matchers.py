@@ -10,10 +10,18 @@ Defaults (:data:`DEFAULT_MATCHERS`): ``method``, ``path``, ``model``, ``tools``,
 (roles and block types), ``tool_use_ids.answered``. Tool result *contents* and ids a client
 generates are never compared by default; pass your own tuple to compare more or less, or pick by
 name with :func:`matchers_by_name`.
+
+Named sets (:data:`MATCHER_SETS`, :func:`matcher_set`): ``exact`` (the defaults) and ``tolerant``
+(:data:`TOLERANT_MATCHERS`), which judges the protocol rather than a client's formatting: tools as
+a set by name with schema noise normalised, and either conversation management (a later turn that
+restarts with only the new question, or continues the whole history). A matcher may relate keys
+by something other than equality (``same``) and say what it normalised for a pair it accepted
+(``explain``); the engine reports that with the exchange it serves.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +52,16 @@ class Matcher:
     name: str
     key: Callable[[MatchRequest], Any]
     description: str = ""
+    #: Whether two keys that are not equal still match (a tolerant relation); None: equality.
+    same: Callable[[Any, Any], bool] | None = None
+    #: What was normalised to match ``(recorded, incoming)``: lines naming what an exact
+    #: comparison would have refused (empty when nothing was).
+    explain: Callable[[MatchRequest, MatchRequest], list[str]] | None = None
+
+    def agrees(self, recorded_key: Any, incoming_key: Any) -> bool:
+        """Whether keys of a recorded and an incoming request match."""
+        return recorded_key == incoming_key or (
+            self.same is not None and self.same(recorded_key, incoming_key))
 
 
 @dataclass(frozen=True)
@@ -134,6 +152,171 @@ def _answered_of(last: Any) -> list[str]:
                   if b.get("type") == "tool_result")
 
 
+# --- The tolerant set ------------------------------------------------------------------------
+#
+# What frameworks change in a request without changing the protocol (issue 23; evidence in the
+# real traffic they send): the order of the tools (pydantic-ai and LangChain list client tools
+# first), JSON Schema noise in ``input_schema`` (``additionalProperties: false`` from pydantic,
+# ``$schema`` from zod, ``title`` from pydantic models), ``"type": "custom"`` on a custom tool
+# (LiteLLM), and tool options that change no turn of the conversation (``cache_control``,
+# ``strict``, ``eager_input_streaming``). A tool's ``type`` (and so its version), ``name``,
+# ``allowed_callers`` (as a set), input properties and every other option still count.
+
+#: Tool fields a tolerant comparison ignores (documented as optional; they change no turn).
+TOOL_NOISE = ("cache_control", "strict", "eager_input_streaming")
+#: Schema keywords that never change what input is valid for the tool's callers here.
+SCHEMA_NOISE = ("$schema", "title")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMAS = ("items", "not", "if", "then", "else", "contains", "propertyNames",
+               "additionalProperties", "unevaluatedProperties", "unevaluatedItems")
+
+
+def _schema(schema: Any, where: str, notes: list[str]) -> Any:
+    """``schema`` without its noise keywords (at every level, never inside a property *name*)."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in SCHEMA_NOISE:
+            notes.append(f"{where}.{k}")
+        elif k == "additionalProperties" and v is False:
+            notes.append(f"{where}.additionalProperties: false")
+        elif k == "required" and isinstance(v, list):
+            out[k] = sorted(v, key=str)
+            if out[k] != v:
+                notes.append(f"{where}.required order")
+        elif k in _SUBSCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {n: _schema(sub, f"{where}.{k}.{n}", notes) for n, sub in v.items()}
+        elif k in _SUBSCHEMA_LISTS and isinstance(v, list):
+            out[k] = [_schema(sub, f"{where}.{k}[{i}]", notes) for i, sub in enumerate(v)]
+        elif k in _SUBSCHEMAS:
+            out[k] = ([_schema(sub, f"{where}.{k}[{i}]", notes) for i, sub in enumerate(v)]
+                      if isinstance(v, list) else _schema(v, f"{where}.{k}", notes))
+        else:
+            out[k] = v
+    return out
+
+
+def tolerant_tool(tool: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A tool definition without formatting noise, and what was left out (``input_schema.title``,
+    ``type: "custom"``, ...)."""
+    notes: list[str] = []
+    out: dict[str, Any] = {}
+    for k, v in tool.items():
+        if k in TOOL_NOISE:
+            if k != "cache_control":  # the exact set ignores it too: nothing to report
+                notes.append(k)
+        elif k == "type" and v == "custom":
+            notes.append('type: "custom"')
+        elif k == "input_schema":
+            out[k] = _schema(v, k, notes)
+        elif k == "allowed_callers" and isinstance(v, list):
+            out[k] = sorted(v, key=str)
+            if out[k] != v:
+                notes.append("allowed_callers order")
+        else:
+            out[k] = v
+    return out, notes
+
+
+def _named_tools(r: MatchRequest) -> list[tuple[str, dict[str, Any], list[str]]]:
+    return [(str(t.get("name")), *tolerant_tool(t)) for t in _list(r.body.get("tools"))
+            if isinstance(t, dict)]
+
+
+def _tolerant_tools_key(r: MatchRequest) -> Any:
+    tf = r.history.tools_facts if r.history is not None else None
+    if tf is not None:  # the same tools (exactly): the same key
+        if tf.tolerant_key is None:
+            tf.tolerant_key = _tolerant_tools_key(MatchRequest(r.method, r.path, r.body))
+        return tf.tolerant_key
+    return sorted(((name, tool) for name, tool, _ in _named_tools(r)),
+                  key=lambda nt: (nt[0], json.dumps(nt[1], sort_keys=True, default=str)))
+
+
+def _explain_tools(recorded: MatchRequest, incoming: MatchRequest) -> list[str]:
+    if _tools_key(recorded) == _tools_key(incoming):
+        return []
+    rec, inc = _named_tools(recorded), _named_tools(incoming)
+    out = []
+    if [n for n, _, _ in rec] != [n for n, _, _ in inc]:
+        out.append(f"tools: order (recorded {[n for n, _, _ in rec]}, "
+                   f"received {[n for n, _, _ in inc]})")
+    rec_notes = {n: set(notes) for n, _, notes in rec}
+    for name, _, notes in inc:
+        mine, theirs = set(notes), rec_notes.get(name, set())
+        out += [f"tools[{name}]: {note} (received only)" for note in sorted(mine - theirs)]
+        out += [f"tools[{name}]: {note} (recorded only)" for note in sorted(theirs - mine)]
+    return out
+
+
+def _tolerant_shape_key(r: MatchRequest) -> Any:
+    """Each message's role and block types, a run of text blocks counted as one (a string and a
+    list of text blocks are the same content)."""
+    out = []
+    for role, types in _shape_key(r):
+        collapsed: list[Any] = []
+        for t in types:
+            if not (t == "text" and collapsed and collapsed[-1] == "text"):
+                collapsed.append(t)
+        out.append((role, tuple(collapsed)))
+    return out
+
+
+def _starts_a_turn(message_shape: Any) -> bool:
+    """A user message asking something (no ``tool_result``): where a conversation may restart."""
+    role, types = message_shape
+    return role == "user" and "tool_result" not in types
+
+
+def _history_split(recorded_key: Any, incoming_key: Any) -> int | None:
+    """How many earlier messages one side sends that the other leaves out, restarting with the
+    new question (the rest being equal); None when they are not one conversation that way."""
+    if len(recorded_key) == len(incoming_key):
+        return None
+    short, long = sorted((recorded_key, incoming_key), key=len)
+    cut = len(long) - len(short)
+    if not short or long[cut:] != short or not _starts_a_turn(short[0]):
+        return None
+    return cut if long[cut - 1][0] == "assistant" else None
+
+
+def _same_conversation(recorded_key: Any, incoming_key: Any) -> bool:
+    return _history_split(recorded_key, incoming_key) is not None
+
+
+def _explain_shape(recorded: MatchRequest, incoming: MatchRequest) -> list[str]:
+    exact_rec, exact_inc = _shape_key(recorded), _shape_key(incoming)
+    if exact_rec == exact_inc:
+        return []
+    rec, inc = _tolerant_shape_key(recorded), _tolerant_shape_key(incoming)
+    out = []
+    cut = _history_split(rec, inc)
+    if cut is not None:
+        out.append(f"messages: the recording restarted the conversation with the new question "
+                   f"and the request continues the whole history ({cut} earlier message(s))"
+                   if len(inc) > len(rec) else
+                   f"messages: the recording continued the whole history and the request "
+                   f"restarts the conversation with the new question ({cut} earlier message(s) "
+                   "left out)")
+    n = min(len(exact_rec), len(exact_inc))
+    if exact_rec[len(exact_rec) - n:] != exact_inc[len(exact_inc) - n:]:
+        out.append("messages: a run of text blocks counted as one text block")
+    return out
+
+
+TOLERANT_TOOLS = Matcher(
+    "tools.tolerant", _tolerant_tools_key,
+    "tool definitions as a set by name; schema noise ($schema, title, additionalProperties: "
+    "false, required order), type \"custom\", cache_control, strict, eager_input_streaming "
+    "ignored", explain=_explain_tools)
+TOLERANT_MESSAGES_SHAPE = Matcher(
+    "messages.shape.tolerant", _tolerant_shape_key,
+    "messages.shape, a run of text blocks as one, and the whole history or a restart with the "
+    "new question alike", same=_same_conversation, explain=_explain_shape)
+
+
 METHOD = Matcher("method", lambda r: r.method, "HTTP method")
 PATH = Matcher("path", lambda r: r.path, "request path without query")
 MODEL = Matcher("model", lambda r: r.body.get("model"), "body.model")
@@ -149,9 +332,36 @@ MESSAGES = Matcher("messages", lambda r: r.body.get("messages"), "whole messages
 
 DEFAULT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, MODEL, TOOLS, MESSAGES_SHAPE,
                                          TOOL_USE_IDS_ANSWERED)
+
+#: The protocol, not a client's formatting (see "The tolerant set" above): ``tools.tolerant`` and
+#: ``messages.shape.tolerant`` in place of ``tools`` and ``messages.shape``.
+TOLERANT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, MODEL, TOLERANT_TOOLS,
+                                          TOLERANT_MESSAGES_SHAPE, TOOL_USE_IDS_ANSWERED)
+#: Matcher sets by name: ``Simulator(matchers="tolerant")``, ``tooluse serve --matching tolerant``.
+MATCHER_SETS: Mapping[str, tuple[Matcher, ...]] = {"exact": DEFAULT_MATCHERS,
+                                                   "tolerant": TOLERANT_MATCHERS}
 ALL_MATCHERS: Mapping[str, Matcher] = {m.name: m for m in (
     METHOD, PATH, MODEL, TOOLS, MESSAGES_SHAPE, TOOL_USE_IDS_ANSWERED, STREAM, SYSTEM,
-    TOOL_CHOICE, MESSAGES)}
+    TOOL_CHOICE, MESSAGES, TOLERANT_TOOLS, TOLERANT_MESSAGES_SHAPE)}
+
+
+def matcher_set(name: str) -> tuple[Matcher, ...]:
+    """The matcher set called ``name``; an unknown name raises ``KeyError`` listing the known ones."""
+    if name not in MATCHER_SETS:
+        raise KeyError(f"unknown matcher set {name!r}; known: {', '.join(MATCHER_SETS)}")
+    return MATCHER_SETS[name]
+
+
+def resolve_matchers(matchers: str | Iterable[Matcher]) -> tuple[Matcher, ...]:
+    """A matcher set's name or matchers, as a tuple of matchers."""
+    return matcher_set(matchers) if isinstance(matchers, str) else tuple(matchers)
+
+
+def normalised(matchers: Iterable[Matcher], recorded: MatchRequest,
+               incoming: MatchRequest) -> list[str]:
+    """What the tolerant matchers among ``matchers`` normalised to match this pair."""
+    return [line for m in matchers if m.explain is not None
+            for line in m.explain(recorded, incoming)]
 
 
 def matchers_by_name(names: Iterable[str]) -> tuple[Matcher, ...]:
@@ -169,6 +379,6 @@ def first_failure(matchers: Iterable[Matcher], recorded: MatchRequest,
     """The first matcher on which ``incoming`` differs from ``recorded``, or None."""
     for m in matchers:
         want, got = m.key(recorded), m.key(incoming)
-        if want != got:
+        if not m.agrees(want, got):
             return MatchFailure(m.name, want, got)
     return None

@@ -9,6 +9,9 @@ continues, whatever the requested model and whatever the tool results say:
   ``opening`` (the system prompt and the first message: which conversation) and ``turns`` (per
   later message, its role and the ids of the tool calls it holds or answers: how far the
   conversation has come). Tool result contents and the model are never compared.
+  :data:`MODEL_MODE_TOLERANT_MATCHERS` (``--model-mode --matching tolerant``) compare the tools as
+  the ``tolerant`` set does and the opening's content as blocks: a string and one text block
+  with the same text are the same, ``cache_control`` is ignored.
 - :func:`model_mode_cassettes` leaves out the exchanges a client driving the conversation never
   sends (``expect_rule``: requests broken on purpose); the rest are served in order, recorded
   errors included (a 529 first is answered first, and the client's retry gets the next exchange).
@@ -30,7 +33,16 @@ from typing import Any
 from .cassette import Cassette
 from .errors import invalid_request
 from .http import SimRequest, SimResponse
-from .matchers import METHOD, PATH, TOOLS, Matcher, MatchRequest, blocks_of
+from .matchers import (
+    METHOD,
+    PATH,
+    TOLERANT_TOOLS,
+    TOOLS,
+    Matcher,
+    MatchRequest,
+    blocks_of,
+    matcher_set,
+)
 
 #: The request header naming the cassette (scenario id) a client's conversation follows.
 SCENARIO_HEADER = "x-tooluse-scenario"
@@ -57,11 +69,40 @@ def _turns_key(r: MatchRequest) -> Any:
     return out
 
 
+def _as_blocks(content: Any) -> Any:
+    """Content as a list of blocks without ``cache_control`` (a string is one text block)."""
+    if not isinstance(content, str | list):
+        return content
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks_of(content)]
+
+
+def _tolerant_opening_key(r: MatchRequest) -> Any:
+    system, first = _opening_key(r)
+    if isinstance(first, dict):
+        first = {**first, "content": _as_blocks(first.get("content"))}
+    return [_as_blocks(system), first]
+
+
+def _explain_opening(recorded: MatchRequest, incoming: MatchRequest) -> list[str]:
+    if _opening_key(recorded) == _opening_key(incoming):
+        return []
+    return ["opening: system prompt and first message compared as content blocks (a string as "
+            "one text block, cache_control ignored)"]
+
+
 OPENING = Matcher("opening", _opening_key, "system prompt and first message (model mode)")
+OPENING_TOLERANT = Matcher(
+    "opening.tolerant", _tolerant_opening_key,
+    "system prompt and first message as content blocks: a string as one text block, "
+    "cache_control ignored (model mode)", explain=_explain_opening)
 TURNS = Matcher("turns", _turns_key,
                 "role and tool call ids of every later message (model mode)")
 
 MODEL_MODE_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, TOOLS, OPENING, TURNS)
+MODEL_MODE_TOLERANT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, TOLERANT_TOOLS,
+                                                     OPENING_TOLERANT, TURNS)
+#: Model mode's matchers for each named matcher set (:data:`simulator.matchers.MATCHER_SETS`).
+MODEL_MODE_SETS = {"exact": MODEL_MODE_MATCHERS, "tolerant": MODEL_MODE_TOLERANT_MATCHERS}
 
 
 def model_mode_cassettes(cassettes: Iterable[Cassette]) -> list[Cassette]:
@@ -78,9 +119,10 @@ def model_mode_cassettes(cassettes: Iterable[Cassette]) -> list[Cassette]:
     return out
 
 
-def engine_options() -> dict[str, Any]:
-    """The engine keyword arguments of model mode."""
-    return {"matchers": MODEL_MODE_MATCHERS}
+def engine_options(matching: str = "exact") -> dict[str, Any]:
+    """The engine keyword arguments of model mode, for the matcher set named ``matching``."""
+    matcher_set(matching)  # an unknown name: KeyError listing the known ones
+    return {"matchers": MODEL_MODE_SETS[matching]}
 
 
 class ModelModeHandler:
@@ -91,7 +133,12 @@ class ModelModeHandler:
 
         self.cassettes = model_mode_cassettes(cassettes)
         self.by_id = {c.id: c for c in self.cassettes}
-        self.opts = {**engine_opts, **engine_options()}
+        # ``matchers`` may name a set ("tolerant"): model mode's version of that set.
+        matching = engine_opts.pop("matchers", "exact")
+        if not isinstance(matching, str):
+            raise TypeError("model mode takes a matcher set's name (matchers='exact' or "
+                            "'tolerant'), not matchers: it compares its own keys")
+        self.opts = {**engine_opts, **engine_options(matching)}
         self.shared = Simulator(self.cassettes, **self.opts)
         self._each: dict[str, Any] = {}
 
@@ -126,7 +173,9 @@ class ModelModeHandler:
             return True
         cassette, index = remaining[0]
         recorded = MatchRequest.from_recorded(cassette.exchanges[index].request)
-        return bool(_turns_key(recorded)) or _opening_key(recorded) != _opening_key(incoming)
+        opening = next(m for m in sim.matchers if m.name.startswith("opening"))
+        return bool(_turns_key(recorded)) or \
+            not opening.agrees(opening.key(recorded), opening.key(incoming))
 
 
 def build(cassettes: Iterable[Cassette], **engine_opts: Any) -> Any:
@@ -141,5 +190,6 @@ def build(cassettes: Iterable[Cassette], **engine_opts: Any) -> Any:
                   mounts=managed_agents_mounts(log_limit=engine_opts.get("log_limit")))
 
 
-__all__ = ["MODEL_MODE_MATCHERS", "OPENING", "SCENARIO_HEADER", "TURNS", "ModelModeHandler",
-           "build", "engine_options", "model_mode_cassettes"]
+__all__ = ["MODEL_MODE_MATCHERS", "MODEL_MODE_SETS", "MODEL_MODE_TOLERANT_MATCHERS", "OPENING",
+           "OPENING_TOLERANT", "SCENARIO_HEADER", "TURNS", "ModelModeHandler", "build",
+           "engine_options", "model_mode_cassettes"]

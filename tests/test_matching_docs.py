@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 import simulator
-from simulator.matchers import DEFAULT_MATCHERS, matchers_by_name
+from simulator.matchers import DEFAULT_MATCHERS, TOLERANT_MATCHERS, matchers_by_name
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "serve-and-record.md").read_text()
@@ -42,8 +42,11 @@ def test_the_worked_example_prints_what_the_page_says(tmp_path: Path) -> None:
 
 
 def test_the_matcher_table_is_the_default_matchers() -> None:
-    table = re.findall(r"^\| `([a-z_.]+)` \|", SECTION, re.M)
+    exact, tolerant = SECTION.split("### The tolerant set")
+    table = re.findall(r"^\| `([a-z_.]+)` \|", exact, re.M)
     assert table == [m.name for m in DEFAULT_MATCHERS]
+    replaced = re.findall(r"^\| `([a-z_.]+)` \|", tolerant, re.M)
+    assert replaced == [m.name for m in TOLERANT_MATCHERS if m not in DEFAULT_MATCHERS]
 
 
 def _conversation(first: Any, prompt: str, extra: list[dict[str, Any]] | None = None

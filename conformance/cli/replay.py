@@ -15,6 +15,7 @@ from simulator.http import SimRequest, SimResponse
 from . import EXIT_FAIL, EXIT_OK
 from .serve import (
     add_fault_options,
+    add_matching_option,
     add_server_options,
     engine_options,
     load_cassettes_arg,
@@ -28,6 +29,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0])
     p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
     add_server_options(p)
+    add_matching_option(p)
     add_fault_options(p)
     return p
 
@@ -41,6 +43,11 @@ def describe(request: SimRequest, response: SimResponse) -> str:
         line += f" {error.get('type')}: {str(error.get('message', ''))[:300]}"
     elif response.is_stream:
         line += " (stream)"
+    from simulator.engine import NORMALISED_HEADER
+
+    notes = response.headers.get(NORMALISED_HEADER)
+    if notes:
+        line += f" [normalised: {notes}]"
     from simulator.secrets import SecretScanner
 
     return SecretScanner().redact_text(line)  # error messages may quote what the client sent
@@ -64,9 +71,11 @@ def run(args: argparse.Namespace) -> int:
         serve(narrated, args, f"replaying {len(cassettes)} cassette(s)")
     finally:
         remaining = engine.remaining()
+        normalised = sum(1 for e in engine.served if e.normalised)
         print(f"served {len(engine.served)} exchange(s); {len(remaining)} not served; "
-              f"{len(engine.violations)} rule violation(s); {len(engine.mismatches)} mismatch(es)",
-              file=sys.stderr)
+              f"{len(engine.violations)} rule violation(s); {len(engine.mismatches)} mismatch(es)"
+              + (f"; {normalised} matched after normalising (--matching tolerant)"
+                 if normalised else ""), file=sys.stderr)
         for cassette, index in remaining[:20]:
             print(f"  not served: {cassette.id} exchange {index}", file=sys.stderr)
     unexpected = [v for v in engine.violations if not getattr(v, "expected", False)]

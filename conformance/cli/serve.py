@@ -35,8 +35,20 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "the conversation, whatever the model and the tool results' content; "
                         "rules still judged (simulator.model_mode)")
     add_server_options(p)
+    add_matching_option(p)
     add_fault_options(p)
     return p
+
+
+def add_matching_option(p: argparse.ArgumentParser) -> None:
+    from simulator.matchers import MATCHER_SETS
+
+    p.add_argument("--matching", choices=list(MATCHER_SETS), default="exact",
+                   help="how a request is matched to its recording: exact (default), or "
+                        "tolerant: tools as a set by name with schema noise ignored, the whole "
+                        "history or a restart with the new question alike; what was normalised "
+                        "is sent in the x-tooluse-normalised response header "
+                        "(simulator.matchers.TOLERANT_MATCHERS)")
 
 
 def add_fault_options(p: argparse.ArgumentParser) -> None:
@@ -48,9 +60,11 @@ def add_fault_options(p: argparse.ArgumentParser) -> None:
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Engine keyword arguments from ``--fault``/``--seed``."""
+    """Engine keyword arguments from ``--fault``/``--seed`` and ``--matching``."""
+    matching = getattr(args, "matching", "exact")
+    opts: dict[str, Any] = {"matchers": matching} if matching != "exact" else {}
     if not args.fault:
-        return {}
+        return opts
     from simulator.faults import FAULT_KINDS, FaultPlan
 
     rates: dict[Any, float] = {}
@@ -64,7 +78,7 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--fault {spec!r}: expected KIND=RATE with a rate in [0, 1] and "
                              f"KIND one of {', '.join(FAULT_KINDS)}")
         rates[kind] = value
-    return {"faults": FaultPlan(rates=rates, seed=args.seed)}
+    return {**opts, "faults": FaultPlan(rates=rates, seed=args.seed)}
 
 
 def add_server_options(p: argparse.ArgumentParser) -> None:

@@ -190,7 +190,8 @@ def plan(cassettes: Iterable[Cassette] | None = None, source: Source = SOURCE) -
 
 
 def run_corpus(loop: Callable[..., Any], runs: Iterable[CorpusRun], *, jobs: int = 4,
-               deadline: float = 30.0, max_timeouts: int = 3) -> list[LoopOutcome | None]:
+               deadline: float = 30.0, max_timeouts: int = 3,
+               matching: str = "exact") -> list[LoopOutcome | None]:
     """Run the loop over each cassette, ``jobs`` at a time (each run has its own engine, client
     and thread); outcomes in the runs' order. After ``max_timeouts`` runs timed out, the runs not
     started yet are not run (None): a hanging loop costs a few deadlines, not one per cassette."""
@@ -203,7 +204,7 @@ def run_corpus(loop: Callable[..., Any], runs: Iterable[CorpusRun], *, jobs: int
         with lock:
             if timeouts >= max_timeouts:
                 return None
-        outcome = run_loop(loop, run.scenario, deadline=deadline)
+        outcome = run_loop(loop, run.scenario, deadline=deadline, matching=matching)
         if outcome.timed_out:
             with lock:
                 timeouts += 1

@@ -6,6 +6,11 @@ get an ``anthropic.Anthropic``, coroutine functions an ``anthropic.AsyncAnthropi
 the simulator in-process. The loop runs in a thread with a deadline; the outcome lists the rule
 violations (with the offending request), the requests the recording did not expect (and those sent
 after it ended), the exchanges the loop never reached, and what the loop raised.
+
+``matching`` names the engine's matcher set (:data:`simulator.matchers.MATCHER_SETS`): ``"exact"``
+(default) or ``"tolerant"``, which judges the protocol and not the formatting a framework gives
+its requests (tool order, schema noise, whole history or a restart); what it normalised is in
+:attr:`LoopOutcome.normalised`.
 """
 
 from __future__ import annotations
@@ -43,17 +48,20 @@ class LoopOutcome:
     raised: str | None = None
     timed_out: bool = False
     requests: list[Any] = field(default_factory=list)
+    #: What the tolerant matchers normalised to match a request, one line each (exchange first).
+    normalised: list[str] = field(default_factory=list)
 
 
 def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: float = 30.0,
-             max_requests: int = 40) -> LoopOutcome:
+             max_requests: int = 40, matching: str = "exact") -> LoopOutcome:
     import anthropic
     import httpx2
 
     from simulator.transports.httpx2_transport import AsyncSimulatorTransport, SimulatorTransport
 
     cassette = scenario.load()
-    engine = Simulator(cassette, recorded_time=True, faults=scenario.fault_plan())
+    engine = Simulator(cassette, recorded_time=True, faults=scenario.fault_plan(),
+                       matchers=matching)
     outcome = LoopOutcome(scenario)
     for ex in cassette.exchanges[:scenario.setup]:  # an earlier conversation, played as recorded
         engine(SimRequest("POST", ex.request["path"], {}, {}, json.dumps(ex.request["body"]).encode()))
@@ -108,7 +116,7 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
     thread.join(deadline)
     outcome.timed_out = thread.is_alive()
 
-    from simulator.events import Mismatch, RequestReceived, RuleViolated
+    from simulator.events import ExchangeServed, Mismatch, RequestReceived, RuleViolated
 
     bodies: dict[str, Any] = {}
     for ev in engine.log[first_seq:]:
@@ -116,6 +124,8 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
             bodies[ev.request_id] = ev.body
         elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
             outcome.violations.append((ev.rule_id, ev.message, ev.body))
+        elif isinstance(ev, ExchangeServed) and ev.normalised:
+            outcome.normalised += [f"exchange {ev.exchange_index}: {n}" for n in ev.normalised]
         elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
             outcome.exhausted.append(bodies.get(ev.request_id))
         elif isinstance(ev, Mismatch) and ev.refused:

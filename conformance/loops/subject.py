@@ -7,7 +7,8 @@ an ``anthropic.AsyncAnthropic``, both wired to the simulator. A loop that accept
 gets ``run_tool(name, input, tool_use_id) -> content`` for client tools; otherwise it answers
 them with its own implementations (results are not compared). A loop may set
 ``loop.tooluse_unsupported = {"loop.scenario.id": "why"}``: those checks are skipped with the
-reason.
+reason. ``loop.tooluse_matching = "tolerant"`` (or ``tooluse run --loop-matching tolerant``, which
+wins) matches its requests with the tolerant matcher set (:mod:`simulator.matchers`).
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ class LoopSession:
         return str(reason) if reason else None
 
     def run(self, scenario_id: str) -> LoopOutcome:
-        outcome = run_loop(self.subject.load(), BY_ID[scenario_id],
-                           deadline=max(10.0, self.timeout * 10))
+        loop = self.subject.load()
+        outcome = run_loop(loop, BY_ID[scenario_id], deadline=max(10.0, self.timeout * 10),
+                           matching=self.subject.matching_of(loop))
         self.history = list(outcome.requests)
         return outcome
 
@@ -56,6 +58,12 @@ class LoopSubject:
     family: str = FAMILY
     tool_type: str = TOOL_TYPE
     kind: str = "factory"
+    #: The matcher set (``--loop-matching``); None: the loop's ``tooluse_matching``, else exact.
+    matching: str | None = None
+
+    def matching_of(self, loop: Any) -> str:
+        declared = getattr(loop, "tooluse_matching", None)
+        return self.matching or (declared if isinstance(declared, str) else None) or "exact"
 
     @property
     def info(self) -> SubjectInfo:
@@ -72,8 +80,10 @@ class LoopSubject:
         return LoopSession(self, workdir, timeout)
 
 
-def loop_subject(spec: str, *, name: str | None = None) -> LoopSubject:
+def loop_subject(spec: str, *, name: str | None = None, matching: str | None = None) -> LoopSubject:
     """``--loop SPEC`` (``module:attr`` or ``path/to/file.py:attr``), resolved now."""
-    subject = LoopSubject(name or spec, spec)
-    subject.load()
+    subject = LoopSubject(name or spec, spec, matching=matching)
+    from simulator.matchers import matcher_set
+
+    matcher_set(subject.matching_of(subject.load()))  # an unknown set name fails here
     return subject

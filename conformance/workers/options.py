@@ -33,6 +33,11 @@ def add_agent_options(group: Any) -> None:
     group.add_argument("--loop", action="append", default=[], metavar="SPEC",
                        help="an agent loop: module:attr naming loop(client, params) (sync, or "
                             "async taking the async client), or reference-loop / sdk-tool-runner")
+    group.add_argument("--loop-matching", choices=["exact", "tolerant"], default=None,
+                       help="how the loops' requests are matched to the recordings: exact, or "
+                            "tolerant (tool order, schema noise, whole history or a restart "
+                            "alike: simulator.matchers.TOLERANT_MATCHERS); default: what the loop "
+                            "declares (tooluse_matching), else exact")
 
 
 def agent_subjects(args: argparse.Namespace) -> list[Any]:
@@ -40,8 +45,9 @@ def agent_subjects(args: argparse.Namespace) -> list[Any]:
     from conformance.workers.subject import worker_command_subject, worker_subject
 
     subjects: list[Any] = []
+    matching = getattr(args, "loop_matching", None)
     if getattr(args, "all_reference", False):
-        subjects += [_named(name, family) for name, (family, _) in AGENT_REFERENCES.items()
+        subjects += [_named(name, family, matching) for name, (family, _) in AGENT_REFERENCES.items()
                      if name in ALL_REFERENCE]
     for spec in getattr(args, "worker", None) or []:
         subjects.append(_named(spec, "worker") or worker_subject(spec))
@@ -50,11 +56,11 @@ def agent_subjects(args: argparse.Namespace) -> list[Any]:
     for spec in getattr(args, "loop", None) or []:
         from conformance.loops.subject import loop_subject
 
-        subjects.append(_named(spec, "loop") or loop_subject(spec))
+        subjects.append(_named(spec, "loop", matching) or loop_subject(spec, matching=matching))
     return subjects
 
 
-def _named(value: str, family: str) -> Any:
+def _named(value: str, family: str, matching: str | None = None) -> Any:
     ref = AGENT_REFERENCES.get(value)
     if ref is None:
         return None
@@ -68,4 +74,4 @@ def _named(value: str, family: str) -> Any:
         return worker_subject(ref[1], name=value)
     from conformance.loops.subject import loop_subject
 
-    return loop_subject(ref[1], name=value)
+    return loop_subject(ref[1], name=value, matching=matching)
