@@ -208,3 +208,42 @@ def test_reproducers_and_messages_name_no_deleted_directory(
     doc = json.loads((Path(str(failing_run["out"])) / "results.json").read_text())
     text = json.dumps(doc["results"])
     assert "tooluse-run-" not in text and "$TOOLUSE_WORKDIR" in text, text[:2000]
+
+
+# --- issue 26, point 1: a module:attr subject imports from the user's directory ----------------
+
+#: A package a user keeps next to where they run ``tooluse``: a bash tool that forgets its cwd.
+MYTOOLS_BASH = """
+def make_bash(workdir):
+    def handler(tool_input):
+        return "nothing to see"
+    return handler
+"""
+
+
+def test_a_module_subject_and_its_rerun_line_run_from_the_users_directory(
+        tmp_path: Path) -> None:
+    """`tooluse run --bash mytools.bash_tool:make_bash` in the directory holding `mytools/`
+    imports it (as `python -m`, pytest's rootdir and `tooluse matrix` do), and the rerun line it
+    prints runs as printed from there. Run through the installed console script, not in-process:
+    pytest's own sys.path would hide a missing entry."""
+    user = tmp_path / "project"
+    (user / "mytools").mkdir(parents=True)
+    (user / "mytools" / "__init__.py").write_text("")
+    (user / "mytools" / "bash_tool.py").write_text(MYTOOLS_BASH)
+    tooluse = str(Path(sys.executable).parent / "tooluse")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{Path(tooluse).parent}{os.pathsep}{env.get('PATH', '')}"  # as installed
+    import subprocess
+
+    first = subprocess.run(
+        [tooluse, "run", "--bash", "mytools.bash_tool:make_bash", "--check",
+         "bash.session.cwd_persists", "--timeout", "5"],
+        cwd=user, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "no module named" not in first.stderr
+    line = next(ln.split("rerun: ", 1)[1] for ln in first.stdout.splitlines() if "rerun: " in ln)
+    again = subprocess.run(shlex.split(line), cwd=user, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "bash.session.cwd_persists" in again.stdout and "FAIL" in again.stdout.upper()

@@ -11,9 +11,10 @@ Every report prints it under each failing or erroring check. It is built from wh
   and ``--json``.
 
 Subjects of other families (workers, loops) keep the run's own subject options. Paths in specs
-and commands are absolute (``tooluse run`` makes them so), so the command works from any
-directory unless the original command line held relative ones of its own (then run it from the
-directory the run started in). Words are quoted with :func:`shlex.join`.
+and commands are absolute (``tooluse run`` makes them so), so the command runs as printed from
+the directory the run started in; ``module:attr`` specs are imported from the current directory
+(like ``python -m``), and a command line with relative paths of its own needs that directory
+too; path specs and plain commands work from anywhere. Words are quoted with :func:`shlex.join`.
 """
 
 from __future__ import annotations

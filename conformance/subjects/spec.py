@@ -8,6 +8,7 @@ name the problem and the fix, raised before anything runs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -59,7 +60,12 @@ def check_tool_type(family: str, tool_type: str | None) -> str:
 
 
 def resolve_factory(spec: str) -> Any:
-    """Import the factory named by ``module:attr`` or ``path/to/file.py:attr``."""
+    """Import the factory named by ``module:attr`` or ``path/to/file.py:attr``.
+
+    A module is looked up in the current directory first, as ``python -m``, pytest's rootdir and
+    ``tooluse matrix`` (the config's directory) do: ``tooluse run --bash mytools.bash:make`` works
+    in the directory that holds ``mytools/``, and so does the rerun line a report prints for it.
+    The subject's host process gets the same ``sys.path``."""
     modname, sep, attr = spec.rpartition(":")
     if not sep or not modname or not attr:
         raise UsageError(f"subject {spec!r} is not module:attr; name the factory, e.g. "
@@ -68,14 +74,18 @@ def resolve_factory(spec: str) -> Any:
     if is_path and not Path(modname).is_file():
         raise UsageError(f"subject {spec!r}: file {modname} does not exist; give an existing "
                          "Python file or an importable module")
+    if not is_path:
+        _import_from_cwd()
     try:
         return _check_callable(spec, load_attr(spec))
     except UsageError:
         raise
     except ModuleNotFoundError as e:
         if not is_path and e.name and (modname == e.name or modname.startswith(e.name + ".")):
-            raise UsageError(f"subject {spec!r}: no module named {e.name!r}; install the package "
-                             "or add its folder to PYTHONPATH (or pass path/to/file.py:attr)"
+            raise UsageError(f"subject {spec!r}: no module named {e.name!r} (looked in "
+                             f"{os.getcwd()} and sys.path); run tooluse in the folder that holds "
+                             "it, install the package, add its folder to PYTHONPATH, or pass "
+                             "path/to/file.py:attr"
                              ) from None
         raise UsageError(f"subject {spec!r}: importing {modname} failed: {e}; install the missing "
                          "dependency") from None
@@ -85,6 +95,13 @@ def resolve_factory(spec: str) -> Any:
     except Exception as e:
         raise UsageError(f"subject {spec!r}: importing {modname} raised {type(e).__name__}: {e}; "
                          "fix the module so that it imports cleanly") from None
+
+
+def _import_from_cwd() -> None:
+    cwd = os.getcwd()
+    if not {"", ".", cwd} & set(sys.path):
+        sys.path.insert(0, cwd)
+        importlib.invalidate_caches()
 
 
 def _check_callable(spec: str, obj: Any) -> Any:
