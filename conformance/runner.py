@@ -124,6 +124,28 @@ class RunSummary:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
+    def never_started(self) -> dict[str, str]:
+        """Subjects that did not start in any case (subject name -> the first such message):
+        each of their results failed at start-up (the factory raised, the command died, or the
+        readiness call went unanswered or got no valid answer), none for a sandbox stop (a fork
+        bomb at start is a verdict of its checks). Such a subject fails every check alike."""
+        out: dict[str, str] = {}
+        for s in self.plan.subjects:
+            mine = [r for r in self.results if r.subject == s.name]
+            if mine and all(is_start_failure(r) for r in mine):
+                out[s.name] = mine[0].message
+        return out
+
+
+#: How :func:`run_case` words a result of a subject that did not get through start-up.
+START_FAILURES = ("the subject did not start: ", "the subject failed its first call, at start-up",
+                  "the subject did not answer its first call within")
+
+
+def is_start_failure(r: CheckResult) -> bool:
+    return (r.outcome is Outcome.FAIL and r.message.startswith(START_FAILURES)
+            and "the sandbox stopped it" not in r.message)
+
 
 def select_checks(subject: SubjectLike, patterns: Sequence[str] | None = None) -> list[Check]:
     """The catalog checks for the subject's family and tool type, filtered by ids or globs."""

@@ -247,3 +247,38 @@ def test_a_module_subject_and_its_rerun_line_run_from_the_users_directory(
                            timeout=120)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "bash.session.cwd_persists" in again.stdout and "FAIL" in again.stdout.upper()
+
+
+# --- issue 26, point 4: a subject that never started is one line and exit 2 -------------------
+
+#: A tool that answers in its own shape (no "content"): it never gets past the readiness call.
+OWN_SHAPE_TOOL = """
+import json, sys
+for line in sys.stdin:
+    print(json.dumps({"output": "ok"}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", ["command", "factory"])
+def test_a_subject_that_never_started_is_one_line_and_exit_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        kind: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    if kind == "command":
+        (tmp_path / "own_shape.py").write_text(OWN_SHAPE_TOOL)
+        argv = ["run", "--bash-cmd", f"{shlex.quote(sys.executable)} own_shape.py"]
+        hint = ['has no "content"', '{"content": str | [blocks], "is_error": bool}']
+    else:
+        (tmp_path / "needs_config.py").write_text(
+            "def make(workdir):\n    raise RuntimeError('no config file found')\n")
+        argv = ["run", "--bash", "needs_config.py:make"]
+        hint = ["no config file found"]
+    code = main([*argv, "--timeout", "3", "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "did not start, so no check ran" in lines[0], captured.err
+    assert all(h in lines[0] for h in hint), lines[0]
+    assert "FAIL" not in captured.out and "rerun" not in captured.out, captured.out
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())  # the reports say it too
+    assert doc["results"] and all("start" in r["message"] for r in doc["results"])

@@ -127,7 +127,9 @@ def test_tooluse_run_leaves_nothing_in_the_working_directory_or_tmpdir(tmp_path:
             "--check", "bash.output.*", "--startup-timeout", "5", "--out", "out"]
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=300,
                           preexec_fn=lambda: os.umask(0o027))
-    assert proc.returncode == 1, proc.stderr.decode()[-2000:]  # the command subject fails
+    # The command subject never starts: one line, exit 2 (the run and its reports still done).
+    assert proc.returncode == 2, proc.stderr.decode()[-2000:]
+    assert b"did not start, so no check ran" in proc.stderr
     results = json.loads((cwd / "out" / "results.json").read_text())["results"]
     assert {r["subject"] for r in results if r["outcome"] == "pass"} == {"reference-bash"}
     assert sorted(p.name for p in cwd.iterdir()) == ["out"]  # no .hypothesis/

@@ -13,12 +13,12 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from conformance.cli import UsageError
+from conformance.cli import EXIT_USAGE, UsageError
 from conformance.results import CheckResult, Outcome
 
 FAMILIES = ("bash", "editor")
@@ -242,6 +242,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no check applies to these subjects ({kinds})"
                          + (f" with --check {' '.join(args.checks)}" if args.checks else "")
                          + "; see `tooluse checks --tool-type T`")
+    if args.memory_limit is not None:  # before the preflight: it starts the subjects too
+        os.environ["TOOLUSE_MEMORY_LIMIT"] = str(parse_size(args.memory_limit))
     from conformance.subjects.spec import preflight
 
     preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT)
@@ -254,8 +256,6 @@ def run(args: argparse.Namespace) -> int:
     scanner = SecretScanner()  # what a subject printed may hold credentials: never echo them
     if args.json:
         listeners.append(lambda r: print(json.dumps(scanner.redact(r.to_json())), flush=True))
-    if args.memory_limit is not None:
-        os.environ["TOOLUSE_MEMORY_LIMIT"] = str(parse_size(args.memory_limit))
     previous = _stop_on_sigterm()
     try:
         summary = runner.run(subjects, checks=args.checks or None,
@@ -274,10 +274,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    if not args.json:
-        print_summary(summary, cast(TextIO, _Redacting(sys.stdout, scanner)))
+    never = summary.never_started()
+    if not args.json and len(never) < len(summary.plan.subjects):
+        print_summary(summary, cast(TextIO, _Redacting(sys.stdout, scanner)), skip=set(never))
+        if reports is not None:
+            print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
+    if never:  # one line each, not one failure per check; exit 2 as for a command not found
+        for name, message in never.items():
+            print(f"tooluse run: error: subject {name} did not start, so no check ran: "
+                  f"{scanner.redact_text(_without_prefix(message))}", file=sys.stderr)
+        return EXIT_USAGE
     if reports is not None:
-        print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
+        if args.json:
+            print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
         if args.expected_failures is not None:
             verdict = getattr(reports, "verdict", None)
             if verdict is not None:
@@ -386,12 +395,17 @@ def readable(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [{len(text)} chars]"
 
 
-def print_summary(summary: Any, out: TextIO) -> None:
-    """A readable summary: what did not pass (with reproducers), then counts and the verdict."""
+def _without_prefix(message: str) -> str:
+    return message.removeprefix("the subject did not start: ")
+
+
+def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> None:
+    """A readable summary: what did not pass (with reproducers), then counts and the verdict.
+    Subjects in ``skip`` (they never started) get their counts line only."""
     blocking = {id(r) for r in summary.blocking()}
     rerun = _rerun_commands(summary.plan.info)
     for r in summary.results:
-        if r.outcome is Outcome.PASS:
+        if r.outcome is Outcome.PASS or r.subject in skip:
             continue
         tag = "" if r.outcome is Outcome.SKIP or id(r) in blocking else " (not blocking)"
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
@@ -413,6 +427,10 @@ def print_summary(summary: Any, out: TextIO) -> None:
     print(file=out)
     for s in summary.plan.subjects:
         mine = [r for r in summary.results if r.subject == s.name]
+        if s.name in skip:
+            print(f"{s.name} ({s.tool_type}): {len(mine)} checks: none ran, it did not start "
+                  "(below)", file=out)
+            continue
         counts = {o: sum(r.outcome is o for r in mine) for o in Outcome}
         text = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
         print(f"{s.name} ({s.tool_type}): {len(mine)} checks: {text or 'none apply'}", file=out)

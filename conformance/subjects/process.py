@@ -434,7 +434,10 @@ class ProcessSession:
             return self._fault(f"answer is not JSON: {line[:200]!r}; write one JSON object per "
                                "line: {\"content\": str | [blocks], \"is_error\": bool}")
         if not isinstance(obj, dict) or "content" not in obj:
-            return self._fault(f"answer has no \"content\": {line[:200]!r}")
+            return self._fault(f"answer has no \"content\": {line[:200]!r}; answer each input "
+                               "with one JSON line {\"content\": str | [blocks], "
+                               "\"is_error\": bool}, e.g. {\"content\": \"ok\", "
+                               "\"is_error\": false}")
         content = obj["content"]
         if isinstance(content, list):
             if not all(isinstance(b, dict) for b in content):
