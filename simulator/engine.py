@@ -34,8 +34,11 @@ what a tolerant matcher normalised to match is logged with the served exchange
 (4) the recorded response is served: errors verbatim, JSON as JSON or synthesized SSE when the
 request has ``stream: true``, recorded events verbatim (or assembled into JSON for a non-stream
 request); (5) the state learns from what was served. No I/O, no sockets: time comes from ``clock``.
-An ``expect_rule`` exchange whose request passes every rule is answered with a 400 saying so and
-logged as ``ExpectationUnmet``.
+A request passing every rule is never served an ``expect_rule`` exchange: the exchange after it
+is served when it matches (the violation skipped, logged as ``ExchangeSkipped``), a conversation
+starts preferably in a cassette not ending in a violation, and only the cassette in progress (or
+the one cassette served) answers with a 400 saying the request should have broken the rule,
+logged as ``ExpectationUnmet`` (:mod:`simulator.finder`).
 
 ``replay="repeat"`` (``tooluse serve --repeat``), as VCR.py's ``allow_playback_repeats``: a
 request that matches no next exchange but matches, on every matcher, an exchange already served

@@ -127,6 +127,18 @@ class ExpectationUnmet(Event):
 
 
 @dataclass(frozen=True)
+class ExchangeSkipped(Event):
+    """An exchange recorded as a deliberate violation (``expect_rule``) passed over: the request
+    passed every rule and matched the corrected request recorded after it."""
+
+    kind: ClassVar[str] = "exchange_skipped"
+    cassette_id: str
+    cassette_path: str | None
+    exchange_index: int
+    expect_rule: str
+
+
+@dataclass(frozen=True)
 class FaultInjected(Event):
     kind: ClassVar[str] = "fault_injected"
     fault: str
@@ -192,6 +204,10 @@ class EventLog:
     @property
     def unmet(self) -> list[ExpectationUnmet]:
         return self._of(ExpectationUnmet)
+
+    @property
+    def skipped(self) -> list[ExchangeSkipped]:
+        return self._of(ExchangeSkipped)
 
     @property
     def faults_injected(self) -> list[FaultInjected]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from .cassette import Cassette, Exchange
 from .errors import invalid_request
-from .events import Event, Mismatch
+from .events import Event, ExchangeSkipped, Mismatch
 from .history import History
 from .http import SimResponse
 from .matchers import Matcher, MatchFailure, MatchRequest
@@ -45,7 +45,15 @@ class ExchangeFinder:
               ) -> tuple[int, Exchange, str] | SimResponse:
         """``(cassette index, exchange, how)``, how being ``next``, ``retry`` (after a slow
         fault) or ``repeat``; or the error response. ``incoming_keys``: the request's matcher
-        keys by matcher name, known ahead or filled here (what the caller can keep)."""
+        keys by matcher name, known ahead or filled here (what the caller can keep).
+
+        The request passed every rule, so an exchange recorded as a deliberate violation
+        (``expect_rule``) is not its answer: a cassette whose next exchange is one serves the
+        corrected request recorded after it (the violation is skipped, logged as
+        :class:`ExchangeSkipped`). The cassette in progress is tried first; among the others, the
+        first in order that matches, preferring one a correct client can finish (one that does
+        not end in a deliberate violation, a dead end for it) while one is left. The request gets the "expects this request to break rule" answer only
+        from the cassette in progress, or when one cassette is served."""
         if self._slow is not None and self._slow[2] == dict(incoming.body):
             # The same request right after a slow response: a client that timed out retries.
             ci, idx, _ = self._slow
@@ -53,6 +61,8 @@ class ExchangeFinder:
             return ci, self.cassettes[ci].exchanges[idx], "retry"
         order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
         failures: list[tuple[int, MatchFailure]] = []
+        unmet: list[int] = []  # cassettes whose next exchange expects a violation (endpoint and model match)
+        fallback: tuple[int, int] | None = None  # a match in a cassette ending in a violation
         if incoming_keys is None:
             incoming_keys = {}
         for ci in order:
@@ -61,25 +71,40 @@ class ExchangeFinder:
             if cur >= len(c.exchanges):
                 continue
             ex = c.exchanges[cur]
-            # An exchange expecting a violation is matched on the rule it expects (and the
-            # endpoint and model), not on the fields the broken request may lack.
-            matchers = [m for m in self.matchers if m.name in _EXPECT_RULE_MATCHERS] \
-                if ex.expect_rule else self.matchers
-            failure = self._first_failure(ci, ex, matchers, incoming, incoming_keys)
-            if failure is None:
-                self._active = ci
-                return ci, ex, "next"
-            failures.append((ci, failure))
+            at = cur
+            in_progress = ci == self._active and cur > 0
+            if ex.expect_rule:
+                at = next((i for i in range(cur, len(c.exchanges))
+                           if not c.exchanges[i].expect_rule), len(c.exchanges))
+                if at == len(c.exchanges) or self._first_failure(
+                        ci, c.exchanges[at], self.matchers, incoming, incoming_keys) is not None:
+                    # An exchange expecting a violation is matched on the rule it expects (and
+                    # the endpoint and model), not on the fields the broken request may lack.
+                    expect = [m for m in self.matchers if m.name in _EXPECT_RULE_MATCHERS]
+                    if self._first_failure(ci, ex, expect, incoming, incoming_keys) is None:
+                        if in_progress:  # the conversation under way expected a violation
+                            return ci, ex, "next"
+                        unmet.append(ci)
+                    continue
+            else:
+                failure = self._first_failure(ci, ex, self.matchers, incoming, incoming_keys)
+                if failure is not None:
+                    failures.append((ci, failure))
+                    continue
+            if in_progress or not c.exchanges[-1].expect_rule:
+                return self._take(ci, at, rid)
+            if fallback is None:
+                fallback = (ci, at)
+        if fallback is not None:
+            return self._take(*fallback, rid)
         if self.replay == "repeat":
             again = self._find_repeat(incoming, incoming_keys)
             if again is not None:
                 return again[0], again[1], "repeat"
+        if unmet and len(self.cassettes) == 1:
+            return 0, self.cassettes[0].exchanges[self._cursors[0]], "next"
         if not failures:
-            names = ", ".join(f"`{c.id}`" for c in self.cassettes)
-            self._emit(Mismatch(rid, "", None, -1, "exhausted", None, None))
-            return invalid_request(
-                f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
-                "request has no recorded answer.", request_id=rid)
+            return self._exhausted(rid, unmet)
         ci, failure = failures[0]
         c = self.cassettes[ci]
         cur = self._cursors[ci]
@@ -91,7 +116,50 @@ class ExchangeFinder:
         return invalid_request(
             f"tooluse simulator: the request does not match exchange {cur} of cassette `{c.id}` "
             f"({_p(c)}): matcher `{failure.matcher}` expected {_short(failure.expected)}, "
-            f"received {_short(failure.received)}.", request_id=rid)
+            f"received {_short(failure.received)}.{self._served_already(incoming, incoming_keys)}",
+            request_id=rid)
+
+    def _served_already(self, incoming: MatchRequest, incoming_keys: dict[str, Any]) -> str:
+        """A hint when the request matches an exchange served already (a conversation run again
+        without ``replay="repeat"``)."""
+        if self.replay == "repeat":
+            return ""
+        last = self._last_repeat
+        again = self._find_repeat(incoming, incoming_keys)
+        self._last_repeat = last
+        if again is None:
+            return ""
+        c = self.cassettes[again[0]]
+        return (f" It matches exchange {again[1].index} of cassette `{c.id}`, served already: "
+                "each exchange is served once (serve with --repeat, replay='repeat', to serve "
+                "them again).")
+
+    def _take(self, ci: int, at: int, rid: str) -> tuple[int, Exchange, str]:
+        """Serve exchange ``at`` of cassette ``ci`` next, skipping the deliberate violations
+        before it (the request passed every rule: it is the corrected request)."""
+        c = self.cassettes[ci]
+        for i in range(self._cursors[ci], at):
+            self._emit(ExchangeSkipped(rid, c.id, _p(c), i, str(c.exchanges[i].expect_rule)))
+        self._cursors[ci] = at
+        self._active = ci
+        return ci, c.exchanges[at], "next"
+
+    def _exhausted(self, rid: str, unmet: list[int]) -> SimResponse:
+        names = ", ".join(f"`{c.id}`" for c in self.cassettes)
+        self._emit(Mismatch(rid, "", None, -1, "exhausted", None, None))
+        if not unmet:
+            return invalid_request(
+                f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
+                "request has no recorded answer.", request_id=rid)
+        left = ", ".join(f"`{self.cassettes[ci].id}` (exchange {self._cursors[ci]}: rule "
+                         f"`{self.cassettes[ci].exchanges[self._cursors[ci]].expect_rule}`)"
+                         for ci in unmet[:5])
+        more = f" and {len(unmet) - 5} more" if len(unmet) > 5 else ""
+        return invalid_request(
+            "tooluse simulator: this request has no recorded answer left: it passes every rule, "
+            f"and the exchanges not served yet are requests recorded breaking a rule on purpose "
+            f"({left}{more}). Every other conversation has been served; serve them again with "
+            "--repeat (replay='repeat'), or restart the simulator.", request_id=rid)
 
     def _find_repeat(self, incoming: MatchRequest,
                      incoming_keys: dict[str, Any]) -> tuple[int, Exchange] | None:
@@ -138,3 +206,4 @@ class ExchangeFinder:
             if want != got and (m.same is None or not m.same(want, got)):  # m.agrees, inlined
                 return MatchFailure(m.name, want, got)
         return None
+

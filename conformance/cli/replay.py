@@ -72,11 +72,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         remaining = engine.remaining()
         normalised = sum(1 for e in engine.served if e.normalised)
-        print(f"served {len(engine.served)} exchange(s); {len(remaining)} not served; "
+        skipped = engine.skipped
+        print(f"served {len(engine.served)} exchange(s); {len(remaining) + len(skipped)} not "
+              f"served{f' ({len(skipped)} skipped)' if skipped else ''}; "
               f"{len(engine.violations)} rule violation(s); {len(engine.mismatches)} mismatch(es)"
               + (f"; {normalised} matched after normalising (--matching tolerant)"
                  if normalised else ""), file=sys.stderr)
         for cassette, index in remaining[:20]:
             print(f"  not served: {cassette.id} exchange {index}", file=sys.stderr)
+        for e in skipped[:20]:
+            print(f"  skipped: {e.cassette_id} exchange {e.exchange_index} (recorded breaking "
+                  f"rule `{e.expect_rule}`; the client sent the corrected request)",
+                  file=sys.stderr)
     unexpected = [v for v in engine.violations if not getattr(v, "expected", False)]
-    return EXIT_OK if not remaining and not unexpected and not engine.mismatches else EXIT_FAIL
+    return EXIT_OK if not remaining and not engine.skipped and not unexpected \
+        and not engine.mismatches else EXIT_FAIL
