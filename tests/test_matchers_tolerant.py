@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.cassette import Cassette
 from simulator.engine import NORMALISED_HEADER, Simulator
@@ -340,3 +342,29 @@ def test_the_header_value_is_one_ascii_line() -> None:
     resp = send(sim, body)
     value = resp.headers[NORMALISED_HEADER]
     assert value.isascii() and "\n" not in value and "query_database" in value
+
+
+# --- hostile input ---------------------------------------------------------------------------
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.sampled_from(["type", "name", "input_schema", "title",
+                                                       "properties", "required", "items",
+                                                       "additionalProperties", "anyOf", "role",
+                                                       "content", "text", "$schema", "strict",
+                                                       "allowed_callers", "tool_use_id"]),
+                                      inner, max_size=5), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tools=JSON, messages=JSON, other_tools=JSON, other_messages=JSON)
+def test_the_tolerant_matchers_take_any_json(tools: Any, messages: Any, other_tools: Any,
+                                             other_messages: Any) -> None:
+    """A client may send anything that passes the rules: keys, relations and reports never raise."""
+    a = MatchRequest("POST", "/v1/messages", {"tools": tools, "messages": messages})
+    b = MatchRequest("POST", "/v1/messages", {"tools": other_tools, "messages": other_messages})
+    for m in TOLERANT_MATCHERS:
+        m.agrees(m.key(a), m.key(b))
+        assert m.key(a) == m.key(a)
+        if m.explain is not None:
+            m.explain(a, b)

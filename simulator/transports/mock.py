@@ -8,7 +8,9 @@ to the simulator in-process::
 Requests under the SDK's base URL (``$ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``) are
 answered by the composed handler (:mod:`simulator.routes`) through respx, for ``httpx`` and
 ``httpx2`` clients alike. When no API key is set, a placeholder is set for the duration so the
-SDK's own key check passes (nothing leaves the process).
+SDK's own key check passes (nothing leaves the process). Engine options pass through, e.g.
+``simulator.mock(source, matchers="tolerant")`` (the tolerant matcher set,
+:mod:`simulator.matchers`).
 """
 
 from __future__ import annotations
