@@ -122,3 +122,18 @@ def test_a_loop_subject_takes_matching_from_the_option_or_the_loop() -> None:
         del reformatting_loop.tooluse_matching  # type: ignore[attr-defined]
     args = build_parser().parse_args(["run", "--loop", spec, "--loop-matching", "tolerant"])
     assert args.loop_matching == "tolerant"
+
+
+def test_a_loop_check_run_tolerant_says_what_was_normalised() -> None:
+    from conformance import runner
+    from conformance.results import Outcome
+
+    spec = "tests.test_matching_surfaces:reformatting_loop"
+    exact = runner.run([loop_subject(spec)], checks=["loop.ptc.pause_resume"], jobs=1)
+    assert [r.outcome for r in exact.results] == [Outcome.FAIL]
+    summary = runner.run([loop_subject(spec, matching="tolerant")],
+                         checks=["loop.ptc.pause_resume"], jobs=1)
+    [result] = summary.results
+    assert result.outcome is Outcome.PASS, result.message
+    assert result.observed.startswith("requests matched after normalising their formatting")
+    assert "tools: order" in result.observed

@@ -49,12 +49,24 @@ def judge(outcome: LoopOutcome) -> None:
                            reproducer=outcome.requests)
 
 
-def _register(scenario: LoopScenario) -> Callable[[LoopSession], None]:
-    def run_scenario(s: LoopSession) -> None:
+def normalised_note(outcome: LoopOutcome, limit: int = 5) -> str:
+    """What tolerant matching normalised in a run, as the result's ``observed`` (empty: nothing)."""
+    notes = list(dict.fromkeys(n.split(": ", 1)[1] for n in outcome.normalised))
+    if not notes:
+        return ""
+    more = f" (+{len(notes) - limit} more)" if len(notes) > limit else ""
+    return "requests matched after normalising their formatting (tolerant matching): " + \
+        "; ".join(notes[:limit]) + more
+
+
+def _register(scenario: LoopScenario) -> Callable[[LoopSession], str]:
+    def run_scenario(s: LoopSession) -> str:
         reason = s.unsupported(scenario.id)
         if reason:
             raise CheckSkipped(f"the loop declares this scenario unsupported: {reason}")
-        judge(s.run(scenario.id))
+        outcome = s.run(scenario.id)
+        judge(outcome)
+        return normalised_note(outcome)
 
     run_scenario.__name__ = scenario.id.replace(".", "_")
     run_scenario.__doc__ = f"{scenario.statement} (cassette {scenario.cassette})"
