@@ -657,3 +657,27 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, onexc=again)
     else:
         shutil.rmtree(path, onerror=again)
+
+
+def networked_command(command: str, workdir: Path, extra: Mapping[str, str] | None = None, *,
+                      prefix: str = "tooluse-subject-home-") -> tuple[list[str], dict[str, str], Path]:
+    """``command`` under ``/bin/sh -c`` for a subject that reaches the simulation on loopback (a
+    ``--worker-cmd`` worker, a ``--loop-cmd`` loop): argv (in the sandbox when it is on), its
+    environment (the subjects' allow-list, no credential of the user's, a private HOME and
+    TMPDIR, ``TOOLUSE_WORKDIR``, then ``extra``) and the private HOME (the caller removes it).
+    In the sandbox it shares the host's network namespace; everything else is as for tool
+    subjects: read-only root, only its working directory and private HOME writable, own PID
+    namespace, no capabilities, gone with the run."""
+    import tempfile
+
+    st = active()
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    env = subject_env(os.environ, {"HOME": str(home), "TMPDIR": str(home),
+                                   "TOOLUSE_WORKDIR": str(workdir), **(extra or {})})
+    argv = ["/bin/sh", "-c", command]
+    if st.active:
+        assert st.bwrap is not None
+        opts = [o for o in base_options() if o != "--unshare-net"]
+        argv = [st.bwrap, *opts, "--bind", str(workdir), str(workdir),
+                "--bind", str(home), str(home), "--chdir", str(workdir), "--", *argv]
+    return argv, env, home

@@ -104,9 +104,8 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     skipped = [r for r in plan.runs if r.kinds & declared.keys()]
     runs = [r for r in plan.runs if not r.kinds & declared.keys()]
     driven = corpus.CorpusPlan(tuple(runs), plan.excluded)
-    loop = s.subject.load()
-    outcomes = corpus.run_corpus(loop, runs, jobs=CORPUS_JOBS, deadline=max(10.0, s.timeout * 10),
-                                 matching=s.subject.matching_of(loop))
+    outcomes = corpus.run_corpus(None, runs, jobs=CORPUS_JOBS,
+                                 drive=lambda scenario: s.subject.drive(scenario, s.workdir))
     verdict = corpus.verdict(driven, outcomes)
     skips = "; ".join(f"{kind} ({sum(kind in r.kinds for r in skipped)} cassettes): {why}"
                       for kind, why in declared.items())

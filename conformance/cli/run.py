@@ -48,8 +48,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     g.add_argument("--editor-type", default=None, metavar="T",
                    help="the text editor tool type (default text_editor_20250728)")
     g.add_argument("--name", action=NameOption, default=None, metavar="NAME",
-                   help="the label of the --bash/--bash-cmd/--editor/--editor-cmd subject given "
-                        "just before it (default: cmd:<script> for a command, the spec for a "
+                   help="the label of the --bash/--bash-cmd/--editor/--editor-cmd/--loop/--loop-cmd "
+                        "subject given just before it (default: cmd:<script> for a command, the spec for a "
                         "factory); it names the subject in every report")
     g.add_argument("--editor-max-characters", type=int, default=None, metavar="N",
                    help="the max_characters the editor subjects are configured with "
@@ -161,7 +161,7 @@ def build_subjects(args: argparse.Namespace) -> list[Any]:
     if not subjects:
         raise UsageError("no subject to run; name one with --bash SPEC, --bash-cmd CMD, "
                          "--editor SPEC, --editor-cmd CMD, --worker SPEC, --worker-cmd CMD, "
-                         "--loop SPEC, or use --all-reference")
+                         "--loop SPEC, --loop-cmd CMD, or use --all-reference")
     return _unique_names(subjects)
 
 

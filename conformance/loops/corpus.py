@@ -189,12 +189,15 @@ def plan(cassettes: Iterable[Cassette] | None = None, source: Source = SOURCE) -
     return CorpusPlan(tuple(runs), tuple(excluded))
 
 
-def run_corpus(loop: Callable[..., Any], runs: Iterable[CorpusRun], *, jobs: int = 4,
-               deadline: float = 30.0, max_timeouts: int = 3,
-               matching: str = "exact") -> list[LoopOutcome | None]:
+def run_corpus(loop: Callable[..., Any] | None, runs: Iterable[CorpusRun], *, jobs: int = 4,
+               deadline: float | None = None, max_timeouts: int = 3, matching: str = "exact",
+               drive: Callable[[LoopScenario], LoopOutcome] | None = None) -> list[LoopOutcome | None]:
     """Run the loop over each cassette, ``jobs`` at a time (each run has its own engine, client
     and thread); outcomes in the runs' order. After ``max_timeouts`` runs timed out, the runs not
-    started yet are not run (None): a hanging loop costs a few deadlines, not one per cassette."""
+    started yet are not run (None): a hanging loop costs a few deadlines, not one per cassette.
+    ``drive`` (a subject's :meth:`~conformance.loops.subject.LoopSubject.drive`) replaces
+    ``loop`` for subjects that are not a Python callable (``--loop-cmd``); ``deadline`` defaults
+    to :func:`~conformance.loops.run.scenario_deadline` per cassette."""
     items = list(runs)
     lock = threading.Lock()
     timeouts = 0
@@ -204,7 +207,11 @@ def run_corpus(loop: Callable[..., Any], runs: Iterable[CorpusRun], *, jobs: int
         with lock:
             if timeouts >= max_timeouts:
                 return None
-        outcome = run_loop(loop, run.scenario, deadline=deadline, matching=matching)
+        if drive is not None:
+            outcome = drive(run.scenario)
+        else:
+            assert loop is not None, "run_corpus needs a loop or a drive function"
+            outcome = run_loop(loop, run.scenario, deadline=deadline, matching=matching)
         if outcome.timed_out:
             with lock:
                 timeouts += 1

@@ -19,13 +19,14 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.subjects.host import accepts_keyword
 from simulator.engine import Simulator
 from simulator.http import SimRequest, SimResponse
+from simulator.matchers import Matcher
 from simulator.routes import MessageThreads
 
 from .scenarios import LoopScenario, recorded_results
@@ -52,43 +53,102 @@ class LoopOutcome:
     normalised: list[str] = field(default_factory=list)
 
 
-def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: float = 30.0,
-             max_requests: int = 40, matching: str = "exact") -> LoopOutcome:
+#: How long one conversation of a scenario may take, in seconds of wall time: a scenario's
+#: deadline is this times its number of conversations (a command's start-up included). It does
+#: not derive from ``--timeout`` (the bash/editor call budget): a loop's pace is its own.
+CONVERSATION_DEADLINE = 30.0
+
+
+def scenario_deadline(scenario: LoopScenario, conversations: int | None = None) -> float:
+    """The wall-time deadline of one run of ``scenario`` (:data:`CONVERSATION_DEADLINE` per
+    conversation)."""
+    n = conversations if conversations is not None else 1 + len(scenario.then)
+    return CONVERSATION_DEADLINE * max(1, n)
+
+
+class Harness:
+    """One scenario's simulation: the engine (with the setup exchanges played), the handler a
+    loop's requests go to (directly or through an HTTP server), and the outcome it fills."""
+
+    def __init__(self, scenario: LoopScenario, *, max_requests: int = 40,
+                 matching: str | Sequence[Matcher] = "exact") -> None:
+        self.scenario = scenario
+        self.max_requests = max_requests
+        self.cassette = scenario.load()
+        self.engine = Simulator(self.cassette, recorded_time=True, faults=scenario.fault_plan(),
+                                matchers=matching)
+        self.outcome = LoopOutcome(scenario)
+        for ex in self.cassette.exchanges[:scenario.setup]:  # an earlier conversation, as recorded
+            self.engine(SimRequest("POST", ex.request["path"], {}, {},
+                                   json.dumps(ex.request["body"]).encode()))
+        self.first_seq = len(self.engine.log)
+        # The SDK (2.10) tool runner keeps a conversation in a server-side message thread by
+        # default; MessageThreads expands `thread: continue` requests back to the full history.
+        self.threads = MessageThreads(self.engine)
+        self.results = recorded_results(self.cassette)
+        self.conversations = scenario.conversations(self.cassette)
+        self._lock = threading.Lock()
+
+    def __call__(self, request: SimRequest) -> SimResponse:
+        try:
+            body: Any = request.json()
+        except ValueError:
+            body = request.body.decode("utf-8", "replace")
+        with self._lock:
+            self.outcome.requests.append(body)
+            count = len(self.outcome.requests)
+        if count > self.max_requests:
+            from simulator.errors import invalid_request
+
+            return invalid_request(f"tooluse: the loop sent more than {self.max_requests} requests "
+                                   f"in scenario {self.scenario.id}; it does not converge")
+        return self.threads(request)
+
+    def run_tool(self, name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:
+        return self.results.get(str(tool_use_id), "ok")
+
+    def finish(self) -> LoopOutcome:
+        """Read the engine's log into the outcome (violations, mismatches, requests past the
+        end, exchanges never served)."""
+        from simulator.events import ExchangeServed, Mismatch, RequestReceived, RuleViolated
+
+        outcome = self.outcome
+        bodies: dict[str, Any] = {}
+        for ev in self.engine.log[self.first_seq:]:
+            if isinstance(ev, RequestReceived):
+                bodies[ev.request_id] = ev.body
+            elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
+                outcome.violations.append((ev.rule_id, ev.message, ev.body))
+            elif isinstance(ev, ExchangeServed) and ev.normalised:
+                outcome.normalised += [f"exchange {ev.exchange_index}: {n}" for n in ev.normalised]
+            elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
+                outcome.exhausted.append(bodies.get(ev.request_id))
+            elif isinstance(ev, Mismatch) and ev.refused:
+                outcome.mismatches.append((
+                    f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "
+                    f"recording (recorded {_short(ev.expected)}, received {_short(ev.received)})",
+                    bodies.get(ev.request_id)))
+        # A deliberate violation the loop did not commit (the engine served the corrected request
+        # after it) was not driven as recorded either.
+        outcome.unserved = sorted([i for _, i in self.engine.remaining()]
+                                  + [e.exchange_index for e in self.engine.skipped])
+        return outcome
+
+
+def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: float | None = None,
+             max_requests: int = 40, matching: str | Sequence[Matcher] = "exact") -> LoopOutcome:
+    """Drive ``loop`` through ``scenario`` in-process (``deadline``: :func:`scenario_deadline`
+    unless given)."""
     import anthropic
     import httpx2
 
     from simulator.transports.httpx2_transport import AsyncSimulatorTransport, SimulatorTransport
 
-    cassette = scenario.load()
-    engine = Simulator(cassette, recorded_time=True, faults=scenario.fault_plan(),
-                       matchers=matching)
-    outcome = LoopOutcome(scenario)
-    for ex in cassette.exchanges[:scenario.setup]:  # an earlier conversation, played as recorded
-        engine(SimRequest("POST", ex.request["path"], {}, {}, json.dumps(ex.request["body"]).encode()))
-    first_seq = len(engine.log)
-
-    def handler(request: SimRequest) -> SimResponse:
-        try:
-            outcome.requests.append(request.json())
-        except ValueError:
-            outcome.requests.append(request.body.decode("utf-8", "replace"))
-        if len(outcome.requests) > max_requests:
-            from simulator.errors import invalid_request
-
-            return invalid_request(f"tooluse: the loop sent more than {max_requests} requests in "
-                                   f"scenario {scenario.id}; it does not converge")
-        return threads(request)
-
-    # The SDK (2.10) tool runner keeps a conversation in a server-side message thread by default;
-    # MessageThreads expands `thread: continue` requests back to the full history for the engine.
-    threads = MessageThreads(engine)
-    results = recorded_results(cassette)
-
-    def run_tool(name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:
-        return results.get(str(tool_use_id), "ok")
-
-    conversations = scenario.conversations(cassette)
-    kwargs = {"run_tool": run_tool} if accepts_keyword(loop, "run_tool") else {}
+    harness = Harness(scenario, max_requests=max_requests, matching=matching)
+    outcome = harness.outcome
+    handler = harness
+    conversations = harness.conversations
+    kwargs = {"run_tool": harness.run_tool} if accepts_keyword(loop, "run_tool") else {}
     is_async = inspect.iscoroutinefunction(loop)
 
     def target() -> None:
@@ -113,31 +173,10 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
 
     thread = threading.Thread(target=target, name="tooluse-loop", daemon=True)
     thread.start()
-    thread.join(deadline)
+    thread.join(deadline if deadline is not None else scenario_deadline(scenario,
+                                                                        len(conversations)))
     outcome.timed_out = thread.is_alive()
-
-    from simulator.events import ExchangeServed, Mismatch, RequestReceived, RuleViolated
-
-    bodies: dict[str, Any] = {}
-    for ev in engine.log[first_seq:]:
-        if isinstance(ev, RequestReceived):
-            bodies[ev.request_id] = ev.body
-        elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
-            outcome.violations.append((ev.rule_id, ev.message, ev.body))
-        elif isinstance(ev, ExchangeServed) and ev.normalised:
-            outcome.normalised += [f"exchange {ev.exchange_index}: {n}" for n in ev.normalised]
-        elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
-            outcome.exhausted.append(bodies.get(ev.request_id))
-        elif isinstance(ev, Mismatch) and ev.refused:
-            outcome.mismatches.append((
-                f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "
-                f"recording (recorded {_short(ev.expected)}, received {_short(ev.received)})",
-                bodies.get(ev.request_id)))
-    # A deliberate violation the loop did not commit (the engine served the corrected request
-    # after it) was not driven as recorded either.
-    outcome.unserved = sorted([i for _, i in engine.remaining()]
-                              + [e.exchange_index for e in engine.skipped])
-    return outcome
+    return harness.finish()
 
 
 def _short(value: Any, limit: int = 200) -> str:

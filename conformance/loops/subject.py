@@ -1,4 +1,5 @@
-"""Agent-loop subjects: ``--loop module:attr`` naming ``loop(client, params)``.
+"""Agent-loop subjects: ``--loop module:attr`` naming ``loop(client, params)``, and ``--loop-cmd
+CMD``, a program in any language (:mod:`conformance.loops.command`).
 
 ``loop`` drives one conversation to its end: ``params`` are the Messages create parameters of the
 first request (``model``, ``max_tokens``, ``tools``, ``messages``, and ``stream`` / ``container``
@@ -8,7 +9,12 @@ gets ``run_tool(name, input, tool_use_id) -> content`` for client tools; otherwi
 them with its own implementations (results are not compared). A loop may set
 ``loop.tooluse_unsupported = {"loop.scenario.id": "why"}``: those checks are skipped with the
 reason. ``loop.tooluse_matching = "tolerant"`` (or ``tooluse run --loop-matching tolerant``, which
-wins) matches its requests with the tolerant matcher set (:mod:`simulator.matchers`).
+wins) matches its requests with the tolerant matcher set (:mod:`simulator.matchers`); a command
+declares what a callable declares when run with ``TOOLUSE_LOOP_DESCRIBE=1``.
+
+A scenario's run has a wall-time deadline of its own,
+:data:`~conformance.loops.run.CONVERSATION_DEADLINE` per conversation, not derived from
+``--timeout`` (the bash and editor call budget).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 from conformance.results import SubjectInfo
 
 from .run import LoopOutcome, run_loop
-from .scenarios import BY_ID
+from .scenarios import BY_ID, LoopScenario
 
 FAMILY = "loop"
 TOOL_TYPE = "agent_loop"
@@ -36,14 +42,25 @@ class LoopSession:
     faults: list[str] = field(default_factory=list)
 
     def unsupported(self, scenario_id: str) -> str | None:
-        declared = getattr(self.subject.load(), "tooluse_unsupported", None) or {}
-        reason = declared.get(scenario_id) if isinstance(declared, dict) else None
-        return str(reason) if reason else None
+        """Why the check is not applicable to this loop (declared, or no recording of the
+        scenario for the variant the loop declares), or None."""
+        unsupported, variants = self.subject.declared(self.workdir)
+        reason = unsupported.get(scenario_id)
+        if reason:
+            return str(reason)
+        scenario = BY_ID.get(scenario_id)
+        resolved = scenario.for_variants(variants) if scenario is not None else None
+        return resolved if isinstance(resolved, str) else None
+
+    def scenario(self, scenario_id: str) -> LoopScenario:
+        """The scenario as this loop runs it (the recording of its declared variant)."""
+        resolved = BY_ID[scenario_id].for_variants(self.subject.declared(self.workdir)[1])
+        if isinstance(resolved, str):
+            raise ValueError(f"{scenario_id}: {resolved}")
+        return resolved
 
     def run(self, scenario_id: str) -> LoopOutcome:
-        loop = self.subject.load()
-        outcome = run_loop(loop, BY_ID[scenario_id], deadline=max(10.0, self.timeout * 10),
-                           matching=self.subject.matching_of(loop))
+        outcome = self.subject.drive(self.scenario(scenario_id), self.workdir)
         self.history = list(outcome.requests)
         return outcome
 
@@ -75,6 +92,19 @@ class LoopSubject:
 
         return resolve_factory(self.spec)
 
+    def declared(self, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
+        """What the loop declares: check id -> why it cannot express it
+        (``tooluse_unsupported``), and its variants (``tooluse_variants``: ``client_tool``,
+        ``code_execution``; :meth:`LoopScenario.for_variants`)."""
+        loop = self.load()
+        return (_strings(getattr(loop, "tooluse_unsupported", None)),
+                _strings(getattr(loop, "tooluse_variants", None)))
+
+    def drive(self, scenario: LoopScenario, workdir: Path) -> LoopOutcome:
+        """One run of ``scenario`` (its own engine), within its deadline."""
+        loop = self.load()
+        return run_loop(loop, scenario, matching=self.matching_of(loop))
+
     def open(self, workdir: Path, *, timeout: float,
              case_deadline: float | None = None) -> LoopSession:
         return LoopSession(self, workdir, timeout)
@@ -87,3 +117,60 @@ def loop_subject(spec: str, *, name: str | None = None, matching: str | None = N
 
     matcher_set(subject.matching_of(subject.load()))  # an unknown set name fails here
     return subject
+
+
+def _strings(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items() if v} if isinstance(value, dict) else {}
+
+
+#: A command's declarations: unsupported checks, variants, its matcher set (or None).
+Description = tuple[dict[str, str], dict[str, str], str | None]
+#: ``TOOLUSE_LOOP_DESCRIBE`` answers, by command (asked once per process).
+_DESCRIBED: dict[str, Description] = {}
+
+
+@dataclass(frozen=True)
+class LoopCommandSubject(LoopSubject):
+    """``--loop-cmd CMD``: the program is started once per scenario run."""
+
+    kind: str = "command"
+
+    @property
+    def info(self) -> SubjectInfo:
+        return SubjectInfo(name=self.name, family=self.family, tool_type=self.tool_type,
+                           spec=f"cmd:{self.spec}")
+
+    def load(self) -> Any:
+        raise TypeError("a --loop-cmd subject is a program, not a Python callable")
+
+    def _described(self, workdir: Path) -> Description:
+        from .command import describe
+
+        if self.spec not in _DESCRIBED:
+            _DESCRIBED[self.spec] = describe(self.spec, workdir)
+        return _DESCRIBED[self.spec]
+
+    def declared(self, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
+        unsupported, variants, _ = self._described(workdir)
+        return unsupported, variants
+
+    def drive(self, scenario: LoopScenario, workdir: Path) -> LoopOutcome:
+        from .command import run_loop_command
+
+        declared = self._described(workdir)[2]
+        return run_loop_command(self.spec, scenario, workdir / _case_dir(scenario.id),
+                                matching=self.matching or declared or "exact")
+
+
+def _case_dir(scenario_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in scenario_id)[:120]
+
+
+def loop_command_subject(command: str, *, name: str | None = None,
+                         matching: str | None = None) -> LoopCommandSubject:
+    """``--loop-cmd CMD``: checked for an empty command now; started per scenario."""
+    from conformance.cli import UsageError
+
+    if not command.strip():
+        raise UsageError("--loop-cmd: give the command that runs the loop program")
+    return LoopCommandSubject(name or f"cmd:{command}", command, matching=matching)

@@ -1,4 +1,5 @@
-"""``tooluse run`` options for the agent-side subjects: ``--worker``, ``--worker-cmd``, ``--loop``.
+"""``tooluse run`` options for the agent-side subjects: ``--worker``, ``--worker-cmd``, ``--loop``,
+``--loop-cmd``.
 
 Kept here so that ``conformance/cli/run.py`` only calls :func:`add_agent_options` and
 :func:`agent_subjects`. ``--worker`` and ``--loop`` also take the name of a bundled reference
@@ -30,7 +31,9 @@ def add_agent_options(group: Any) -> None:
     group.add_argument("--worker-cmd", action="append", default=[], metavar="CMD",
                        help="a worker in any language; it gets ANTHROPIC_BASE_URL, "
                             "TOOLUSE_ENVIRONMENT_ID, TOOLUSE_ENVIRONMENT_KEY, TOOLUSE_TOOL_TIMEOUT")
-    group.add_argument("--loop", action="append", default=[], metavar="SPEC",
+    from conformance.cli.run import SubjectOption
+
+    group.add_argument("--loop", action=SubjectOption, default=[], metavar="SPEC",
                        help="an agent loop: module:attr naming loop(client, params) (sync, or "
                             "async taking the async client), or reference-loop / sdk-tool-runner")
     group.add_argument("--loop-matching", choices=["exact", "tolerant"], default=None,
@@ -38,6 +41,10 @@ def add_agent_options(group: Any) -> None:
                             "tolerant (tool order, schema noise, whole history or a restart "
                             "alike: simulator.matchers.TOLERANT_MATCHERS); default: what the loop "
                             "declares (tooluse_matching), else exact")
+    group.add_argument("--loop-cmd", action=SubjectOption, default=[], metavar="CMD",
+                       help="an agent loop in any language, started per scenario with "
+                            "ANTHROPIC_BASE_URL (the simulation) and TOOLUSE_LOOP_PARAMS (a JSON "
+                            "file: the conversations to drive); see docs/loops.md")
 
 
 def agent_subjects(args: argparse.Namespace) -> list[Any]:
@@ -53,10 +60,19 @@ def agent_subjects(args: argparse.Namespace) -> list[Any]:
         subjects.append(_named(spec, "worker") or worker_subject(spec))
     for cmd in getattr(args, "worker_cmd", None) or []:
         subjects.append(worker_command_subject(cmd))
+    names = {(dest, value): name for dest, value, name, *_ in getattr(args, "_subjects", None) or []
+             if name is not None}
     for spec in getattr(args, "loop", None) or []:
         from conformance.loops.subject import loop_subject
 
-        subjects.append(_named(spec, "loop", matching) or loop_subject(spec, matching=matching))
+        name = names.get(("loop", spec))
+        subjects.append(_named(spec, "loop", matching)
+                        or loop_subject(spec, name=name, matching=matching))
+    for cmd in getattr(args, "loop_cmd", None) or []:
+        from conformance.loops.subject import loop_command_subject
+
+        subjects.append(loop_command_subject(cmd, name=names.get(("loop_cmd", cmd)),
+                                             matching=matching))
     return subjects
 
 

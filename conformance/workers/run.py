@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -171,28 +170,12 @@ class WorkerRun:
         self._stop_worker = stop
 
     def _command_argv(self, command: str) -> tuple[list[str], dict[str, str], Path | None]:
-        """``command`` under ``/bin/sh -c``, in the sandbox when it is on, and its environment:
-        the subjects' allow-list (no credential of the user's), a private HOME and TMPDIR, the
-        tool timeout and the working directory. The worker shares the network namespace (it
-        reaches the simulation on loopback); everything else is as for tool subjects: read-only
-        root, only its working directory and private HOME writable, own PID namespace, no
-        capabilities, gone with the run."""
+        """``command`` as :func:`conformance.sandbox.networked_command` starts it, with the tool
+        timeout in its environment."""
         from conformance import sandbox
 
-        st = sandbox.active()
-        home = Path(tempfile.mkdtemp(prefix="tooluse-worker-home-"))
-        env = sandbox.subject_env(os.environ, {
-            "HOME": str(home), "TMPDIR": str(home),
-            "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}",
-            "TOOLUSE_WORKDIR": str(self.workdir)})
-        argv = ["/bin/sh", "-c", command]
-        if st.active:
-            assert st.bwrap is not None
-            opts = [o for o in sandbox.base_options() if o != "--unshare-net"]
-            workdir = Path(self.workdir)
-            argv = [st.bwrap, *opts, "--bind", str(workdir), str(workdir),
-                    "--bind", str(home), str(home), "--chdir", str(workdir), "--", *argv]
-        return argv, env, home
+        return sandbox.networked_command(command, Path(self.workdir), {
+            "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}"}, prefix="tooluse-worker-home-")
 
     # -- observing ---------------------------------------------------------------------------
 

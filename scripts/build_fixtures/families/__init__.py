@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     bash,
     code_execution,
     code_execution_legacy,
+    functions,
     managed_agents,
     mixed,
     ptc,
