@@ -22,3 +22,83 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "shared_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.shared)
+
+
+# --- no litter (issue 26): nothing left in the checkout or the temporary directory ------------
+#
+# The session runs with a temporary directory of its own (TMPDIR, inherited by xdist workers and
+# every subject a test starts): whatever a test, a run or a subject leaves there is litter and
+# fails the session, by name. Pytest's own directories stay where they were (basetemp is fixed
+# before TMPDIR changes); virtual environments the tests build (~100 MB each) are removed at the
+# end whatever the outcome, and a passing test's tmp_path at once (tmp_path_retention_policy).
+# Hypothesis keeps its home (example database, caches) in that directory too, not in
+# .hypothesis/ of the checkout.
+
+_LITTER: dict[str, object] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+    import tempfile
+
+    from hypothesis import configuration
+
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller set TMPDIR for it
+        configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hypothesis"
+                                              / config.workerinput["workerid"])
+        return
+    config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]  # fixed before TMPDIR moves
+    own = Path(tempfile.mkdtemp(prefix="tooluse-tests-")).resolve()
+    _LITTER.update(tmp=own, previous=os.environ.get("TMPDIR"), checkout=_checkout_entries())
+    os.environ["TMPDIR"] = str(own)
+    tempfile.tempdir = None
+    configuration.set_hypothesis_home_dir(own / "hypothesis" / "main")
+
+
+def _checkout_entries() -> set[str]:
+    return {p.relative_to(ROOT).as_posix() for d in (ROOT, ROOT / "tests") for p in d.iterdir()}
+
+
+def _remove_venvs(root: Path) -> None:
+    import os
+    import shutil
+
+    for here, dirs, files in os.walk(root):
+        if "pyvenv.cfg" in files:
+            shutil.rmtree(here, ignore_errors=True)
+            dirs[:] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import os
+    import shutil
+    import tempfile
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None)
+    if basetemp is not None and Path(basetemp).is_dir():
+        _remove_venvs(Path(basetemp))
+    own = _LITTER.get("tmp")
+    if not isinstance(own, Path):
+        return
+    left = sorted(p.name for p in own.iterdir() if p.name != "hypothesis")
+    new = sorted(_checkout_entries() - set(_LITTER["checkout"]))  # type: ignore[arg-type]
+    shutil.rmtree(own, ignore_errors=True)
+    previous = _LITTER["previous"]
+    if previous is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = str(previous)
+    tempfile.tempdir = None
+    if left or new:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        text = (f"litter: the test run left {', '.join(left)} in its temporary directory"
+                if left else "")
+        if new:
+            text += ("; " if text else "litter: ") + f"the run left {', '.join(new)} in the checkout"
+        if reporter is not None:
+            reporter.write("\n")
+            reporter.write_sep("!", text, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
