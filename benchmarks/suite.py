@@ -64,7 +64,30 @@ def measure_suite(smoke: bool = False) -> list[dict[str, Any]]:
         "total_seconds": round(total, 2), "by_family": _by_family(doc["results"]),
         "target": f"total_seconds < {TARGET_SECONDS:g}", "met": total < TARGET_SECONDS
         and run.returncode == 0 and lint.returncode == 0,
-    }]
+    }, _progress_overhead(smoke)]
+
+
+#: Progress output may cost at most this much of a run's wall time (as a ratio).
+PROGRESS_RATIO = 1.05
+
+
+def _progress_overhead(smoke: bool) -> dict[str, Any]:
+    """The run's wall time with progress drawn (``--progress bar``: a write when each check
+    starts and ends, the most any mode writes) over the same run with ``--quiet``; runs
+    alternate, the fastest of each kind counts (the machine's noise is one-sided)."""
+    subjects = ["--bash", "reference-bash", "--check", "bash.output.roundtrip"] if smoke else [
+        "--bash", "reference-bash", "--editor", "reference-editor-20250728"]
+    best = {"bar": float("inf"), "off": float("inf")}
+    for _ in range(1 if smoke else 3):
+        for mode in best:
+            seconds, _proc = _timed([sys.executable, "-c", CLI, "run", *subjects,
+                                     "--progress", mode])
+            best[mode] = min(best[mode], seconds)
+    ratio = best["bar"] / best["off"]
+    return {"section": "suite", "what": "progress on stderr (--progress bar) vs --quiet",
+            "with_progress_seconds": round(best["bar"], 2),
+            "quiet_seconds": round(best["off"], 2), "ratio": round(ratio, 3),
+            "target": f"ratio < {PROGRESS_RATIO:g}", "met": ratio < PROGRESS_RATIO}
 
 
 def _pytest(workers: int, out: Path, smoke: bool) -> tuple[float, dict[str, Any], int]:

@@ -71,8 +71,11 @@ def test_validation_rows(bench: dict[str, Any]) -> None:
 
 
 def test_suite_and_scaleout_rows(bench: dict[str, Any]) -> None:
-    (s,) = bench["sections"]["suite"]
+    s, progress = bench["sections"]["suite"]
     assert s["run_exit"] == 0 and s["lint_exit"] == 0 and s["verdict"] == "pass"
+    assert progress["ratio"] == pytest.approx(
+        progress["with_progress_seconds"] / progress["quiet_seconds"], rel=0.01)
+    assert progress["target"] == "ratio < 1.05" and "met" in progress
     assert s["checks"] == sum(f["checks"] for f in s["by_family"].values())
     one, two, speed = bench["sections"]["scaleout"]
     assert (one["workers"], two["workers"]) == (1, 2)

@@ -93,3 +93,45 @@ def test_checks_listing(capsys) -> None:
     rows = json.loads(capsys.readouterr().out)
     assert {r["id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.")}
     assert set(rows[0]) == {"id", "family", "severity", "applies_to", "source", "statement"}
+
+
+def test_progress_goes_to_stderr_and_quiet_silences_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26: ``--progress lines`` prints a line per finished check on stderr (stdout keeps
+    the summary), ``-q`` prints none, and neither is part of the rerun line."""
+    argv = ["run", "--bash", "reference-bash", "--check", "bash.session.cwd_persists",
+            "bash.session.env_persists"]
+    assert main([*argv, "--progress", "lines"]) == 0
+    out, err = capsys.readouterr()
+    assert sorted(ln.split()[3] for ln in err.splitlines() if ln.startswith("[")) == [
+        "bash.session.cwd_persists", "bash.session.env_persists"], err
+    assert "PASS: 2 passed" in out and "[1/2]" not in out
+    assert main([*argv, "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    from conformance.reports.rerun import run_options
+
+    assert run_options(["run", "--progress", "lines", "-q", "--timeout", "5"]) == ["--timeout", "5"]
+
+
+def test_tooluse_fixtures_lists_the_corpus_with_what_each_shows(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26, point 5: a listing to find a cassette by need (pause_turn, streams, errors,
+    client and server tools together), names a user passes to serve/replay/mock as they are."""
+    from simulator.cassette import default_fixtures_root, resolve_fixture
+
+    assert main(["fixtures", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == len(list(default_fixtures_root().rglob("*.json")))
+    by = {r["name"]: r for r in rows}
+    pause = by["code_execution/code_execution_20250825/pause_turn_streamed.json"]
+    assert {"stream", "pause_turn"} <= set(pause["features"]) and pause["title"]
+    assert "mixed" in by["mixed/code_execution_20250825/deferred_server_result.json"]["features"]
+    assert "error" in by["api_errors/messages/http_429_rate_limit.json"]["features"]
+    assert by["bash/bash_20250124/one_command.json"]["features"] == []
+    assert all(resolve_fixture(r["name"]).is_file() for r in rows)
+    assert main(["fixtures", "--with", "pause_turn", "--with", "stream"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = [ln.split()[0] for ln in out if ln.endswith("]")]
+    assert names and all("pause_turn" in by[n]["features"] and "stream" in by[n]["features"]
+                         for n in names)
+    assert main(["fixtures", "--family", "nope"]) == 2

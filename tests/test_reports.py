@@ -276,3 +276,28 @@ def test_markdown_keeps_subject_text_inert(tmp_path: Path) -> None:
     assert "bad &lt;/details&gt;&lt;script&gt;" in text
     assert text.count("</details>") == 2  # the collapsible's own, and one inside a ```` fence
     assert "````json" in text
+
+
+def test_progress_off_a_terminal_is_a_plain_counter_and_lines_on_request() -> None:
+    """Issue 26: long runs are not silent. Off a terminal, a count line every ``every`` seconds
+    (none for a run shorter than that) and the final count; ``lines``, one per finished check;
+    ``off`` nothing."""
+    outputs = {}
+    for mode, every in (("counter", 0.0), ("counter", 3600.0), ("lines", 5.0), ("off", 0.0)):
+        pipe = io.StringIO()
+        p = Progress(pipe, mode=mode, every=every)  # type: ignore[arg-type]
+        p.on_run_started(RunInfo(planned=11))
+        for r in sample_results():
+            p.on_check_started(r.check_id, r.subject)
+            p.on_check_finished(r)
+        p.on_run_finished(complete=True)
+        outputs[(mode, every)] = pipe.getvalue()
+    counter = outputs[("counter", 0.0)].splitlines()
+    assert counter[0].startswith("tooluse run: [1/11] pass 1 fail 0 skip 0 error 0, ")
+    assert counter[-1] == "done: [11/11] pass 6 fail 3 skip 1 error 1"
+    assert "\r" not in outputs[("counter", 0.0)] and "\x1b" not in outputs[("counter", 0.0)]
+    assert outputs[("counter", 3600.0)] == ""  # a short run: nothing but its summary
+    lines = outputs[("lines", 5.0)].splitlines()
+    assert len(lines) == 11 and lines[0].startswith("[1/11] PASS ")
+    assert any(x.split()[1:2] == ["FAIL"] and "  [" in x for x in lines), lines
+    assert outputs[("off", 0.0)] == ""

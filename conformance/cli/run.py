@@ -78,6 +78,14 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--expected-failures", type=Path, default=None, metavar="FILE",
                    help="a baseline of known failures: only new failures fail the run")
     p.add_argument("--json", action="store_true", help="print the results as JSON lines")
+    from conformance.reports.progress import MODES
+
+    p.add_argument("--progress", choices=MODES, default="auto",
+                   help="progress on stderr: a rewritten line on a terminal (bar), a count "
+                        "every few seconds otherwise (counter), a line per finished check "
+                        "(lines), or nothing (off); default auto")
+    p.add_argument("-q", "--quiet", action="store_const", dest="progress", const="off",
+                   help="no progress (same as --progress off)")
     return p
 
 
@@ -256,6 +264,11 @@ def run(args: argparse.Namespace) -> int:
     scanner = SecretScanner()  # what a subject printed may hold credentials: never echo them
     if args.json:
         listeners.append(lambda r: print(json.dumps(scanner.redact(r.to_json())), flush=True))
+    if args.progress != "off":
+        from conformance.reports.progress import Progress
+
+        listeners.append(Progress(cast(TextIO, _Redacting(sys.stderr, scanner)),
+                                  mode=args.progress))
     previous = _stop_on_sigterm()
     try:
         summary = runner.run(subjects, checks=args.checks or None,
@@ -306,6 +319,9 @@ class _Redacting:
 
     def flush(self) -> None:
         self.stream.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.stream, "isatty", lambda: False)())
 
 
 #: Exit codes of an interrupted run (128 + the signal number, as shells report them).

@@ -1,70 +1,109 @@
-"""Terminal progress while a run goes: counts and the current check, on one rewritten line.
+"""Progress while a run goes, on stderr (stdout keeps the summary and ``--json`` lines).
 
-Quiet when the stream is not a terminal (CI logs get the final summary from the reports).
+Modes (``tooluse run --progress``; ``--quiet`` is ``off``):
+
+- ``bar`` (the default on a terminal): one rewritten line, ``[12/140] pass 10 fail 1 skip 1
+  error 0  check on subject``, replaced by the final count when the run ends;
+- ``counter`` (the default otherwise: CI logs, pipes): a plain line with the counts at most every
+  ``every`` seconds (nothing for a run shorter than that), and the final count;
+- ``lines``: one line per finished check, as ``pytest -v`` gives
+  (``[12/140] FAIL  MUST   bash.session.cwd_persists  [my-bash]  0.31s``);
+- ``off``: nothing.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections import Counter
-from typing import TextIO
+from typing import Literal, TextIO
 
 from conformance.results import CheckResult, RunInfo
 
+Mode = Literal["auto", "bar", "counter", "lines", "off"]
+MODES: tuple[Mode, ...] = ("auto", "bar", "counter", "lines", "off")
+#: How often the ``counter`` mode prints (seconds).
+EVERY = 5.0
+
 
 class Progress:
-    """A :class:`~conformance.results.RunListener` drawing ``[12/140] ✓10 ✗1 –1 !0  check on subject``."""
+    """A :class:`~conformance.results.RunListener` showing the run's progress (see the module)."""
 
-    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stdout
-        if enabled is None:
+    def __init__(self, stream: TextIO | None = None, *, mode: Mode = "auto",
+                 every: float = EVERY, enabled: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is not None:  # the older switch: a bar or nothing
+            mode = "bar" if enabled else "off"
+        if mode == "auto":
             isatty = getattr(self.stream, "isatty", None)
-            enabled = bool(isatty and isatty())
-        self.enabled = enabled
+            mode = "bar" if isatty and isatty() else "counter"
+        self.mode: Mode = mode
+        self.every = every
         self.counts: Counter[str] = Counter()
         self.planned: int | None = None
         self.current = ""
         self._drawn = False
+        self._started = self._printed = time.monotonic()
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
 
     def on_run_started(self, run: RunInfo) -> None:
         self.planned = run.planned
+        self._started = self._printed = time.monotonic()
 
     def on_check_started(self, check_id: str, subject: str) -> None:
-        self.current = f"{check_id} on {subject}"
-        self._draw()
+        if self.mode == "bar":
+            self.current = f"{check_id} on {subject}"
+            self._draw()
 
     def on_check_finished(self, result: CheckResult) -> None:
         self.counts[result.outcome.value] += 1
-        self.current = f"{result.check_id} on {result.subject}"
-        self._draw()
+        if self.mode == "bar":
+            self.current = f"{result.check_id} on {result.subject}"
+            self._draw()
+        elif self.mode == "lines":
+            self._write(f"{self._done()} {result.outcome.value.upper():5} {result.severity:6} "
+                        f"{result.check_id}  [{result.subject}]  {result.duration:.2f}s\n")
+        elif self.mode == "counter":
+            now = time.monotonic()
+            if now - self._printed >= self.every:
+                self._printed = now
+                self._write(f"tooluse run: {self.line(with_current=False)}, "
+                            f"{now - self._started:.0f} s\n")
 
     def on_run_finished(self, *, complete: bool) -> None:
-        if not self.enabled:
+        if self.mode == "off":
             return
         if self._drawn:
             self.stream.write("\r\x1b[2K")
-        state = "done" if complete else "interrupted"
-        self.stream.write(f"{state}: {self.line(with_current=False)}\n")
+        if self.mode == "bar" or time.monotonic() - self._started >= self.every:
+            state = "done" if complete else "interrupted"
+            self._write(f"{state}: {self.line(with_current=False)}\n")
         self.stream.flush()
 
     def line(self, *, with_current: bool = True) -> str:
-        done = sum(self.counts.values())
-        of = f"/{self.planned}" if self.planned else ""
         c = self.counts
-        text = (f"[{done}{of}] pass {c['pass']} fail {c['fail']} skip {c['skip']} "
+        text = (f"{self._done()} pass {c['pass']} fail {c['fail']} skip {c['skip']} "
                 f"error {c['error']}")
         if with_current and self.current:
             text += f"  {self.current}"
         return text
 
+    def _done(self) -> str:
+        of = f"/{self.planned}" if self.planned else ""
+        return f"[{sum(self.counts.values())}{of}]"
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
     def _draw(self) -> None:
-        if not self.enabled:
-            return
         width = shutil.get_terminal_size((100, 20)).columns
         text = self.line()
         if len(text) > width - 1:
             text = text[: width - 2] + "…"
-        self.stream.write("\r\x1b[2K" + text)
-        self.stream.flush()
+        self._write("\r\x1b[2K" + text)
         self._drawn = True

@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any
 
 #: Options dropped from the run's argv: where the reports go, which checks ran, how to print.
-_DROPPED = {"--out", "--check", "--expected-failures", "--json"}
+_DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet"}
 #: Options naming subjects: replaced by the one subject's own options when it can be named.
 _SUBJECT = {"--bash", "--bash-cmd", "--bash-type", "--editor", "--editor-cmd", "--editor-type",
             "--name", "--all-reference", "--worker", "--worker-cmd", "--loop"}
