@@ -62,6 +62,7 @@ CASES = [
     (["record", "--upstream", "http://127.0.0.1:9", "--out", "/proc/nope", "--port", "0"],
      ["/proc/nope", "writable"]),
     (["checks", "--tool-type", "nosuch_1"], ["nosuch_1", "known tool types"]),
+    (["fixtures", "nosuch/prefix"], ["nosuch/prefix", "families"]),
     (["probe", "--model", "m", "--out", "o", "--base-url", "http://127.0.0.1:9", "missing.json"],
      ["missing.json", "no such file"]),
     (["probe", "--model", "m", "--out", "o", "--base-url", "http://127.0.0.1:9", "corrupt.json"],

@@ -22,6 +22,7 @@ COMMANDS = {
     "replay": "conformance.cli.replay",
     "diff": "conformance.cli.diff",
     "probe": "conformance.cli.probe",
+    "fixtures": "conformance.cli.fixtures",
     "lint-fixtures": "conformance.cli.lint_fixtures",
     "lint-tools": "conformance.cli.lint_tools",
     "matrix": "conformance.cli.matrix",
