@@ -59,7 +59,7 @@ def test_matrix_has_a_cell_per_subject_and_check(page: Path) -> None:
     assert len(cells) == 7 * len(SUBJECTS)
     assert sum(1 for c in cells if c.get("data-outcome") == "fail") == 3
     failing_links = [a for t, a in tags if t == "a" and a.get("data-open")]
-    details = [a for t, a in tags if t == "details"]
+    details = [a for t, a in tags if t == "details" and a.get("data-check")]
     assert {a["data-open"] for a in failing_links} == {a["id"] for a in details}
     assert len(details) == 4
 
@@ -121,7 +121,8 @@ def test_browser_filters_by_severity_and_outcome_from_url_hash(page: Path, tmp_p
     assert sorted(_visible_rows(dom)) == ["editor.demo.str_replace_multiple_matches",
                                           "editor.demo.view_line_numbers"]
     assert _shown(dom) == "2 of 7 checks shown"
-    visible_details = [a for t, a in _tags(dom) if t == "details" and "hidden" not in a]
+    visible_details = [a for t, a in _tags(dom)
+                       if t == "details" and a.get("data-check") and "hidden" not in a]
     assert {a["data-severity"] for a in visible_details} == {"MUST"}
 
 
@@ -141,3 +142,32 @@ def test_observed_conventions_rerun_commands_and_subject_specs_are_shown(page: P
     assert '<pre class="rerun">tooluse run --editor tests.broken:editor --name broken-editor ' \
            "--check editor.demo.view_line_numbers</pre>" in html
     assert "<code>tests.broken:editor</code>" in html  # what each label runs
+
+
+# --- issue 26, point 8: counts that follow the filter, compact reproducers ----------------------
+
+
+def _failures_shown(dom: str) -> str:
+    m = re.search(r'id="failures-shown"[^>]*>([^<]*)<', dom)
+    assert m, "the failure count is missing"
+    return m.group(1)
+
+
+def test_reproducers_are_collapsed_and_the_failure_count_is_marked(page: Path) -> None:
+    html = page.read_text()
+    tags = _tags(html)
+    repro = [a for t, a in tags if t == "details" and a.get("class") == "reproducer"]
+    assert repro and not any("open" in a for a in repro)  # closed until asked for
+    failures = [a for t, a in tags if t == "details" and a.get("data-check")]
+    assert _failures_shown(html) == str(len(failures))
+
+
+def test_browser_failure_count_follows_the_filter(page: Path, tmp_path: Path) -> None:
+    everything = _dump_dom(tmp_path, page.as_uri())
+    failures = [a for t, a in _tags(everything) if t == "details" and a.get("data-check")]
+    assert _failures_shown(everything) == str(len(failures))
+    dom = _dump_dom(tmp_path, page.as_uri() + "#family=bash")
+    visible = [a for t, a in _tags(dom)
+               if t == "details" and a.get("data-check") and "hidden" not in a]
+    assert 0 < len(visible) < len(failures)
+    assert _failures_shown(dom) == f"{len(visible)} of {len(failures)} shown"

@@ -292,3 +292,12 @@ def test_a_column_in_its_own_python(tmp_path: Path, capsys) -> None:
     built = (env / ".tooluse-ready").stat().st_mtime
     assert main(args) == 0  # the environment is reused, not rebuilt
     assert (env / ".tooluse-ready").stat().st_mtime == built
+
+
+def test_the_matrix_page_explains_pass_star_and_folds_reproducers(
+        matrix: tuple[int, Path, str]) -> None:
+    """Issue 26, point 8: the legend says what ``pass*`` is; reproducers start folded."""
+    html = (matrix[1] / "matrix.html").read_text()
+    assert "pass* (passed, and noted the convention it observed" in html
+    assert "<details class=reproducer><summary class=small>reproducer</summary>" in html \
+        or "<pre>" not in html

@@ -19,6 +19,7 @@ td.pass{background:#e7f6e7}td.fail{background:#fbe1e1}td.error{background:#fff0c
 td.skip{background:#f0f0f0;color:#666}td.n-a{color:#aaa}td.unavailable{color:#aaa}
 tr.review>td:first-child{border-left:4px solid #c00}
 details summary{cursor:pointer;font-weight:600}
+details.reproducer summary{font-weight:400}
 details[open]{min-width:28em;max-width:48em}
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;border:1px solid #eee;
 padding:4px;margin:4px 0;max-height:20em;overflow:auto}
@@ -33,9 +34,12 @@ def _cell_body(cell: dict[str, Any]) -> str:
     parts = []
     if cell.get("message"):
         parts.append(f"<p>{escape(cell['message'])}</p>")
-    for key in ("received", "documented", "reproducer"):
+    for key in ("received", "documented"):
         if cell.get(key):
             parts.append(f"<div class=small>{key}</div><pre>{escape(cell[key])}</pre>")
+    if cell.get("reproducer"):  # collapsed: it would take most of the page
+        parts.append("<details class=reproducer><summary class=small>reproducer</summary>"
+                     f"<pre>{escape(cell['reproducer'])}</pre></details>")
     if cell.get("observed"):
         parts.append(f"<div class=small>observed: {escape(cell['observed'])}</div>")
     if cell.get("rerun"):
@@ -116,7 +120,9 @@ def render_html(doc: dict[str, Any]) -> str:
         "<title>tooluse compatibility matrix</title>"
         f"<style>{_CSS}</style></head><body><h1>Compatibility matrix</h1>"
         f"<p>{escape(header_line(doc).replace('`', ''))}</p>"
-        "<p class=small>Cells: pass, FAIL (with \"(start)\": the implementation did not start), "
+        "<p class=small>Cells: pass, pass* (passed, and noted the convention it observed where "
+        "the docs leave a choice: hover it), FAIL (with \"(start)\": the implementation did not "
+        "start), "
         "skip, ERROR (a harness error, not counted against the "
         "implementation), n/a (not its tool type), — (the column did not run); click a FAIL or "
         "ERROR for the message, the evidence and the rerun command. ⚑ " + REVIEW_LABEL

@@ -70,8 +70,10 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
         text = reproducer_text(r["reproducer"])
         where = (" <span class=\"muted\">(<code>$TOOLUSE_WORKDIR</code>: the case's directory)"
                  "</span>" if "$TOOLUSE_WORKDIR" in text else "")
-        parts.append(f"<p><strong>Reproducer</strong> ({len(r['reproducer'])} steps){where}</p>"
-                     f'<pre class="reproducer">{_e(text)}</pre>')
+        # Collapsed: a long reproducer would otherwise take most of the page.
+        parts.append(f'<details class="reproducer"><summary><strong>Reproducer</strong> '
+                     f"({len(r['reproducer'])} steps){where}</summary>"
+                     f'<pre class="reproducer">{_e(text)}</pre></details>')
     parts.append("</details>")
     return "\n".join(parts)
 
@@ -138,7 +140,9 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
             row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
         body.append("".join(row) + "</tr>")
     body.append("</tbody></table>")
-    body.append(f"<h2>Failures ({len(failing)})</h2>")
+    # The page's script rewrites the count to follow the filter ("2 of 5 shown").
+    body.append(f'<h2>Failures (<span id="failures-shown" data-total="{len(failing)}">'
+                f"{len(failing)}</span>)</h2>")
     body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
              for r in failing] or ["<p>No failures.</p>"]
     seen = observed_rows(doc)
