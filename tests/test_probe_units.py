@@ -238,3 +238,17 @@ def test_bash_runs_in_the_sandbox_where_it_works(tmp_path: Path) -> None:
     finally:
         desk.close()
     assert not outside.exists()
+
+
+def test_the_packaged_demo_writes_the_committed_sets(tmp_path: Path) -> None:
+    """Issue 26, point 6: docs/model-upgrade.md's walk-through runs from a wheel on the sets
+    ``python -m conformance.probe.demo DIR`` writes; they are tests/data/probe's, byte for byte."""
+    from conformance.probe.demo import main
+
+    committed = Path(__file__).resolve().parent / "data" / "probe"
+    assert main([str(tmp_path / "probe-demo")]) == 0
+    written = sorted(p.relative_to(tmp_path / "probe-demo") for p in
+                     (tmp_path / "probe-demo").rglob("*.json"))
+    assert written == sorted(p.relative_to(committed) for p in committed.rglob("*.json"))
+    for rel in written:
+        assert (tmp_path / "probe-demo" / rel).read_bytes() == (committed / rel).read_bytes()
