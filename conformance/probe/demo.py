@@ -105,7 +105,7 @@ def scenarios(side: str) -> dict[str, tuple[str, list[dict[str, Any]], list[dict
                          {"command": "str_replace", "path": "readme.txt", "old_str": "teh cat",
                           "new_str": "the cat"})], "tool_use", usage(420, 70),
                ["The file readme.txt has been edited."])
-    done = ([text("Fixed the typo.")], "end_turn", usage(520, 10), [])
+    done: tuple[Any, ...] = ([text("Fixed the typo.")], "end_turn", usage(520, 10), [])
     view = ([tool_use("toolu_probe_fix1", "str_replace_based_edit_tool",
                       {"command": "view", "path": "readme.txt"})], "tool_use", usage(410, 40),
             ["1: teh cat sat"])
