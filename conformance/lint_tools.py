@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from conformance.errors import ToolUseError
 from simulator.declarations import (
     DEFAULT_MAX_TOOLS,
     Finding,
@@ -30,7 +31,7 @@ from simulator.declarations import (
 Kind = Literal["auto", "agent", "messages"]
 
 
-class LintInputError(ValueError):
+class LintInputError(ToolUseError, ValueError):
     """The file cannot be linted (missing, not JSON, no tools): a usage error."""
 
 

@@ -95,8 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
     sandbox, pass_env = (config.getoption("--tooluse-sandbox", None),
                          config.getoption("--tooluse-pass-env", None))
     if sandbox or pass_env:  # handed to the subjects' side as `tooluse run` does
-        from conformance.cli import UsageError
         from conformance.cli.run import apply_sandbox_options
+        from conformance.errors import UsageError
 
         try:
             apply_sandbox_options(argparse.Namespace(sandbox=sandbox, pass_env=pass_env))

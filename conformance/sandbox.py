@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.errors import ToolUseError
+
 MODES = ("auto", "required", "off")
 DEFAULT_MODE = "auto"
 
@@ -148,7 +150,7 @@ class Status:
     overlay: bool = False
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(ToolUseError):
     """``--sandbox required`` and no working sandbox; the message says why."""
 
 

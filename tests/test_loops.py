@@ -12,7 +12,7 @@ import pytest
 from conformance import runner
 from conformance.catalog import CATALOG, CheckFailure
 from conformance.checks.loop import judge
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.loops import BY_ID, SCENARIOS, loop_subject, run_loop
 from conformance.results import Outcome
 from simulator.rules import RULES

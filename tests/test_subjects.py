@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.subjects import (
     SubjectStartError,
     command_subject,

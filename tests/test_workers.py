@@ -11,7 +11,7 @@ import pytest
 
 from conformance import runner
 from conformance.catalog import CATALOG
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.results import Outcome
 from conformance.workers import worker_command_subject, worker_subject
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from conformance.errors import ToolUseError
+
 __all__ = ["ImplementationMissing", "require"]
 
 
-class ImplementationMissing(ImportError):
+class ImplementationMissing(ToolUseError, ImportError):
     """The implementation an adapter wraps is not importable in this environment."""
 
 

@@ -12,6 +12,8 @@ import re
 import sys
 from collections.abc import Sequence
 
+from conformance.errors import UsageError
+
 #: subcommand -> module; each module registers its own parser.
 COMMANDS = {
     "run": "conformance.cli.run",
@@ -56,10 +58,6 @@ def _plain_help(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for choice in action._choices_actions:
                 choice.help = plain(choice.help)
-
-
-class UsageError(Exception):
-    """Bad options or input: printed as one line naming the problem and the fix; exit 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conformance.cli import EXIT_FAIL, EXIT_OK, UsageError
+from conformance.cli import EXIT_FAIL, EXIT_OK
+from conformance.errors import UsageError
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:

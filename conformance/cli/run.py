@@ -18,7 +18,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from conformance.cli import EXIT_USAGE, UsageError
+from conformance.cli import EXIT_USAGE
+from conformance.errors import UsageError
 from conformance.results import CheckResult, Outcome
 
 FAMILIES = ("bash", "editor")

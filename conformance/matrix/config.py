@@ -1,6 +1,6 @@
 """The matrix config (``matrix.toml``): defaults and one ``[[subject]]`` entry per column.
 
-Every problem is a :class:`~conformance.cli.UsageError` naming the file, the entry and the key
+Every problem is a :class:`~conformance.errors.UsageError` naming the file, the entry and the key
 (``tooluse matrix`` exits 2), found before anything runs. The format is documented in
 docs/matrix.md (section Config).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 
 #: Keys of ``[matrix]`` (the defaults every subject gets unless it overrides them).
 MATRIX_KEYS = {"timeout", "startup_timeout", "jobs"}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.errors import ToolUseError
 from conformance.reports.results_file import write_atomic
 from simulator.record import SecretLeak
 from simulator.secrets import SecretScanner
@@ -40,7 +41,7 @@ FORMAT_VERSION = 1
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-class ProbeOutputError(ValueError):
+class ProbeOutputError(ToolUseError, ValueError):
     """An output directory a probe cannot use (another model's run, a broken file)."""
 
 

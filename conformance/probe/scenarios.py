@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import ToolUseError
 from simulator.cassette import Cassette, CassetteError
 from simulator.matchers import blocks_of
 from simulator.registry import TOOLS
@@ -26,7 +27,7 @@ DRIVER_FIELDS = ("model", "messages", "stream", "container")
 _VIEW_LINE = re.compile(r"^\s*\d+(?::\s?|\t)", re.M)
 
 
-class ScenarioError(ValueError):
+class ScenarioError(ToolUseError, ValueError):
     """A scenario argument that names nothing drivable; the message names it and the fix."""
 
 

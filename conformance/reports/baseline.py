@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import ToolUseError
 from conformance.results import CheckResult, Outcome
 
 from .results_file import gating
 
 
-class BaselineError(ValueError):
+class BaselineError(ToolUseError, ValueError):
     """A baseline file that cannot be read: which file, which line, what is wrong."""
 
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from conformance.errors import ToolUseError
 from simulator.cassette import CassetteError, iter_corpus
 
 from .captures import is_capture_dir, load_capture_dir
@@ -21,7 +22,7 @@ from .results_file import ResultsFileError, load_results
 Kind = Literal["results", "traffic"]
 
 
-class DiffInputError(ValueError):
+class DiffInputError(ToolUseError, ValueError):
     """An input `tooluse diff` cannot use; the message names the path and the fix."""
 
 

@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import ToolUseError
 from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo
 from simulator.secrets import SecretScanner
 
@@ -27,7 +28,7 @@ SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
 SUITE_NAME = "tooluse-conformance"
 
 
-class ResultsFileError(ValueError):
+class ResultsFileError(ToolUseError, ValueError):
     """A results file that cannot be used: which file, where in it, what is wrong, the fix."""
 
     def __init__(self, path: str | Path, pointer: str, message: str) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from conformance import sandbox
+from conformance.errors import ToolUseError
 from conformance.isolation import (
     alive,
     children_of,
@@ -50,7 +51,7 @@ def available() -> bool:
             and hasattr(socket, "send_fds"))
 
 
-class ForkServerError(Exception):
+class ForkServerError(ToolUseError):
     pass
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import sandbox
+from conformance.errors import ToolUseError
 from conformance.isolation import (
     Deadline,
     ProcInfo,
@@ -56,7 +57,7 @@ STDERR_NOTE = 1500
 _EOF = object()
 
 
-class SubjectStartError(Exception):
+class SubjectStartError(ToolUseError):
     """The subject could not be started (its factory raised, or the command died at once)."""
 
 

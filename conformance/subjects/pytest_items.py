@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.catalog import Check, Severity
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.results import CheckResult, Outcome
 from conformance.subjects.spec import Subject
 

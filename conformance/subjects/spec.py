@@ -2,7 +2,7 @@
 
 A :class:`Subject` is a description (family, tool type, spec); :meth:`Subject.open` starts it for
 one test case in a fresh working directory and returns a :class:`ProcessSession` (a
-:class:`~conformance.session.ToolSession`). Bad specs are :class:`~conformance.cli.UsageError` s that
+:class:`~conformance.session.ToolSession`). Bad specs are :class:`~conformance.errors.UsageError` s that
 name the problem and the fix, raised before anything runs.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.results import SubjectInfo
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword, load_attr

@@ -80,7 +80,7 @@ def _named(value: str, family: str, matching: str | None = None) -> Any:
     ref = AGENT_REFERENCES.get(value)
     if ref is None:
         return None
-    from conformance.cli import UsageError
+    from conformance.errors import UsageError
 
     if ref[0] != family:
         raise UsageError(f"{value!r} is a {ref[0]} reference, not a {family}")

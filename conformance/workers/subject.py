@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.cli import UsageError
+from conformance.errors import UsageError
 from conformance.results import SubjectInfo
 from simulator.managed_agents import Scenario
 
