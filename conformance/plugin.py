@@ -30,11 +30,11 @@ class _Deferred(argparse.Action):
 
 
 class _SubjectOption(_Deferred):
-    target = "conformance.cli.run:SubjectOption"
+    target = "conformance.options:SubjectOption"
 
 
 class _NameOption(_Deferred):
-    target = "conformance.cli.run:NameOption"
+    target = "conformance.options:NameOption"
 
 
 #: The options naming subjects: without one, no conformance item is collected.
@@ -95,8 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
     sandbox, pass_env = (config.getoption("--tooluse-sandbox", None),
                          config.getoption("--tooluse-pass-env", None))
     if sandbox or pass_env:  # handed to the subjects' side as `tooluse run` does
-        from conformance.cli.run import apply_sandbox_options
         from conformance.errors import UsageError
+        from conformance.options import apply_sandbox_options
 
         try:
             apply_sandbox_options(argparse.Namespace(sandbox=sandbox, pass_env=pass_env))

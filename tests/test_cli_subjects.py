@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from conformance.cli import build_parser, main
-from conformance.cli.run import build_subjects
 from conformance.errors import UsageError
+from conformance.options import build_subjects
 from conformance.subjects.spec import command_label, command_subject, preflight
 
 #: A bash tool that answers every input with the same text: it fails bash.session.cwd_persists.

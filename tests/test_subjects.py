@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import UsageError
+from conformance.options import subject_from_option
 from conformance.subjects import (
     SubjectStartError,
     command_subject,
     factory_subject,
     resolve_factory,
-    subject_from_option,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -17,12 +17,13 @@ import shutil
 import sys
 import time
 from collections import Counter
-from typing import Literal, TextIO
+from typing import TextIO
 
+from conformance.options import PROGRESS_MODES as MODES
+from conformance.options import ProgressMode as Mode
 from conformance.results import CheckResult, RunInfo
 
-Mode = Literal["auto", "bar", "counter", "lines", "off"]
-MODES: tuple[Mode, ...] = ("auto", "bar", "counter", "lines", "off")
+__all__ = ["MODES", "Mode", "Progress"]
 #: How often the ``counter`` mode prints (seconds).
 EVERY = 5.0
 

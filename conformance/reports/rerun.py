@@ -24,6 +24,8 @@ import shlex
 from functools import cache
 from typing import Any
 
+from conformance.options import add_run_arguments
+
 #: Options dropped from the run's argv: where the reports go, which checks ran, how to print.
 _DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet"}
 #: Options naming subjects: replaced by the one subject's own options when it can be named.
@@ -34,10 +36,9 @@ _FAMILIES = ("bash", "editor")
 
 @cache
 def _run_options() -> dict[str, argparse.Action]:
-    from conformance.cli.run import add_parser
-
-    sub = argparse.ArgumentParser(add_help=False).add_subparsers()
-    return dict(add_parser(sub, "run")._option_string_actions)
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    return dict(parser._option_string_actions)
 
 
 def _split(argv: list[str]) -> list[tuple[str | None, list[str]]]:

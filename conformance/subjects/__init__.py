@@ -2,7 +2,8 @@
 
 See ``docs/subjects.md``. The public surface:
 
-- :class:`Subject`, :func:`factory_subject`, :func:`command_subject`, :func:`subject_from_option`
+- :class:`Subject`, :func:`factory_subject`, :func:`command_subject` (a bundled reference by its
+  name: :func:`conformance.options.subject_from_option`)
 - :class:`ProcessSession` (the :class:`~conformance.session.ToolSession` every subject runs in)
 - :class:`SubjectStartError` (and :class:`SubjectNotReady`: the first call failed at start-up)
 
@@ -15,8 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["DEFAULT_TOOL_TYPES", "ProcessSession", "Subject", "SubjectNotReady", "SubjectStartError",
-           "check_tool_type", "command_subject", "factory_subject", "resolve_factory",
-           "subject_from_option"]
+           "check_tool_type", "command_subject", "factory_subject", "resolve_factory"]
 
 if TYPE_CHECKING:
     from conformance.subjects.process import ProcessSession, SubjectNotReady, SubjectStartError
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         command_subject,
         factory_subject,
         resolve_factory,
-        subject_from_option,
     )
 
 

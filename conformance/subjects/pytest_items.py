@@ -21,14 +21,15 @@ from conformance.subjects.spec import Subject
 # only when one of them is given: a pytest run that does not use them pays nothing.
 
 def subjects_from_config(config: pytest.Config) -> list[Subject]:
-    from conformance.subjects.spec import command_subject, subject_from_option
+    from conformance.options import subject_from_option
+    from conformance.subjects.spec import command_subject
 
     opt = config.getoption
     found: list[Subject] = []
     options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
     if opt("--tooluse-editor-max-characters") is not None:
         options["editor"]["max_characters"] = opt("--tooluse-editor-max-characters")
-    from conformance.cli.run import _unique_names, subject_entries
+    from conformance.options import subject_entries, unique_names
 
     try:
         for family, kind, value, name in subject_entries(config.option, prefix="tooluse_"):
@@ -36,7 +37,7 @@ def subjects_from_config(config: pytest.Config) -> list[Subject]:
             make = command_subject if kind == "cmd" else subject_from_option
             found.append(make(value, family=family, tool_type=tool_type, name=name,
                               options=options[family]))
-        found = _unique_names(found)
+        found = unique_names(found)
     except UsageError as e:
         raise pytest.UsageError(f"tooluse: {e}") from None
     return found
@@ -104,7 +105,7 @@ class ConformanceItem(pytest.Item):
 
 
 def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
-    from conformance.cli.run import readable
+    from conformance.reports.summary import readable
 
     kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",

@@ -40,7 +40,7 @@ def tool_types_of(family: str) -> list[str]:
     return sorted(t.type for t in TOOLS.values() if t.family == reg)
 
 
-def _a(word: str) -> str:
+def a_or_an(word: str) -> str:
     """``word`` with its indefinite article ("an editor", "a bash")."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
@@ -54,7 +54,7 @@ def check_tool_type(family: str, tool_type: str | None) -> str:
         return DEFAULT_TOOL_TYPES[family]
     known = tool_types_of(family)
     if tool_type not in known:
-        raise UsageError(f"{tool_type!r} is not {_a(family)} tool type; declare one of "
+        raise UsageError(f"{tool_type!r} is not {a_or_an(family)} tool type; declare one of "
                          f"{', '.join(known)}")
     return tool_type
 
@@ -401,25 +401,3 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
                     f"before it was sent anything: {said or '(nothing on stderr)'}; check the "
                     "command (try it in a shell)")
         return ""
-
-
-def subject_from_option(value: str, *, family: str, tool_type: str | None = None,
-                        options: dict[str, Any] | None = None,
-                        name: str | None = None) -> Subject:
-    """``--bash VALUE``: a bundled reference subject's name, or a ``module:attr`` spec
-    (``name``: its label; default the reference's name or :func:`factory_label`)."""
-    from conformance.reference import REFERENCE_SUBJECTS
-
-    ref = REFERENCE_SUBJECTS.get(value)
-    if ref is not None:
-        if ref.family != family:
-            raise UsageError(f"{value!r} is {_a(ref.family)} reference subject, not "
-                             f"{_a(family)} one")
-        return factory_subject(ref.spec, family=family, tool_type=tool_type or ref.tool_type,
-                               name=value if name is None else name,
-                               options={**ref.options, **(options or {})})
-    if ":" not in value:
-        names = ", ".join(n for n, r in REFERENCE_SUBJECTS.items() if r.family == family)
-        raise UsageError(f"{value!r} is neither module:attr nor a reference subject; use "
-                         f"module:attr, path/to/file.py:attr, or one of: {names}")
-    return factory_subject(value, family=family, tool_type=tool_type, options=options, name=name)

@@ -89,12 +89,8 @@ class WorkerSubject:
 
 
 def worker_subject(spec: str, *, name: str | None = None) -> WorkerSubject:
-    """``--worker SPEC``: a reference worker's name or ``module:attr``, resolved now."""
-    from conformance.reference import REFERENCE_SUBJECTS
-
-    ref = REFERENCE_SUBJECTS.get(spec)
-    if ref is not None and ref.family == FAMILY:
-        return worker_subject(ref.spec, name=spec)
+    """``--worker SPEC``: ``module:attr``, resolved now (a bundled worker's name is looked up by
+    :func:`conformance.options.agent_subjects`)."""
     subject = WorkerSubject(name or spec, spec)
     subject.load()
     return subject

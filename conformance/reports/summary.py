@@ -1,0 +1,75 @@
+"""The run's summary on the terminal: what did not pass (with reproducers and the command that
+reruns each), then counts per subject and the verdict (``tooluse run`` prints it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection
+from functools import partial
+from typing import Any, TextIO
+
+from conformance.reports.rerun import rerun_command
+from conformance.results import Outcome
+
+MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR"}
+
+
+def readable(value: Any, limit: int = 400) -> str:
+    """JSON, readable: non-ASCII text kept, invisible characters escaped, long values cut."""
+    text = "".join(
+        c if c.isprintable() or c == " " else json.dumps(c)[1:-1] if ord(c) < 0x10000
+        else c for c in json.dumps(value, ensure_ascii=False, default=repr))
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text)} chars]"
+
+
+def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> None:
+    """A readable summary: what did not pass (with reproducers), then counts and the verdict.
+    Subjects in ``skip`` (they never started) get their counts line only."""
+    blocking = {id(r) for r in summary.blocking()}
+    rerun = _rerun_commands(summary.plan.info)
+    for r in summary.results:
+        if r.outcome is Outcome.PASS or r.subject in skip:
+            continue
+        tag = "" if r.outcome is Outcome.SKIP or id(r) in blocking else " (not blocking)"
+        print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
+        print(f"      {r.message}", file=out)
+        if r.outcome in (Outcome.FAIL, Outcome.ERROR):
+            if r.received is not None:
+                print(f"      received:   {readable(r.received)}", file=out)
+            if r.documented is not None:
+                print(f"      documented: {readable(r.documented)}", file=out)
+            if r.reproducer:
+                note = ("; $TOOLUSE_WORKDIR is the case's directory"
+                        if "$TOOLUSE_WORKDIR" in json.dumps(r.reproducer) else "")
+                print(f"      reproducer (tool inputs, in order{note}):", file=out)
+                for inp in r.reproducer[:12]:
+                    print(f"        {readable(inp, 200)}", file=out)
+            again = rerun.get(r.subject)
+            if again is not None:
+                print(f"      rerun: {again(r.check_id)}", file=out)
+    print(file=out)
+    for s in summary.plan.subjects:
+        mine = [r for r in summary.results if r.subject == s.name]
+        if s.name in skip:
+            print(f"{s.name} ({s.tool_type}): {len(mine)} checks: none ran, it did not start "
+                  "(below)", file=out)
+            continue
+        counts = {o: sum(r.outcome is o for r in mine) for o in Outcome}
+        text = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
+        print(f"{s.name} ({s.tool_type}): {len(mine)} checks: {text or 'none apply'}", file=out)
+    c = summary.counts()
+    verdict = "PASS" if summary.ok else "FAIL"
+    rule = "every MUST and SHOULD" if summary.strict else "every MUST"
+    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, "
+          f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
+          f"{len(summary.blocking())} do not)", file=out)
+
+
+def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:
+    """subject name -> check id -> the one-line command that reruns that check alone."""
+    run = {"argv": list(info.argv), "strict": info.strict}
+    out: dict[str, Callable[[str], str]] = {}
+    for s in info.subjects:
+        if rerun_command(run, s.to_json(), "x.y"):
+            out[s.name] = partial(rerun_command, run, s.to_json())
+    return out
