@@ -52,7 +52,7 @@ def baseline(session: nox.Session) -> None:
     `nox -s baseline -- --check` only compares (exit 1 when the committed baseline is stale).
     """
     session.install("-e", ".")
-    session.run("python", "-m", "conformance.reports.reference_baseline", "--out",
+    session.run("python", "-m", "scripts.reference_baseline", "--out",
                 "reports/baseline", *session.posargs)
 
 

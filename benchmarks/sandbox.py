@@ -118,7 +118,7 @@ def measure_startup(smoke: bool = False) -> list[dict[str, Any]]:
 
 
 def measure(smoke: bool = False) -> list[dict[str, Any]]:
-    from conformance import sandbox
+    from conformance.subjects import sandbox
 
     st = sandbox.status("required")
     if not st.active:

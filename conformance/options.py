@@ -112,7 +112,7 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
 def apply_sandbox_options(args: argparse.Namespace) -> None:
     """Check the options and hand them to the subjects' side (``TOOLUSE_*`` variables, as
     ``--memory-limit``); ``--sandbox required`` without a working sandbox is a usage error."""
-    from conformance import sandbox
+    from conformance.subjects import sandbox
 
     names = list(getattr(args, "pass_env", None) or [])
     for name in names:

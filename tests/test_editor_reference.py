@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import conformance.checks.editor  # noqa: F401
-from conformance.model.editor_model import EditorModel, insert_outcomes, lines_of
+from conformance.properties.editor_model import EditorModel, insert_outcomes, lines_of
+from conformance.properties.strategies import edit_texts, file_contents
 from conformance.reference.editor import (
     EDITOR_FACTORIES,
     FILE_NOT_FOUND,
     NO_MATCH,
     TextEditor,
 )
-from conformance.strategies import edit_texts, file_contents
 
 
 @pytest.mark.parametrize("tool_type", sorted(EDITOR_FACTORIES))

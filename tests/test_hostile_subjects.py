@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from hostile import TOOLUSE, wait_no_survivors
 
-from conformance import sandbox
-from conformance.isolation import PROC, processes_supported
+from conformance.subjects import sandbox
+from conformance.subjects.isolation import PROC, processes_supported
 
 HOSTILE = Path(__file__).resolve().parent / "hostile" / "subjects.py"
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="needs /proc (Linux)")

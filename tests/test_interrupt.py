@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hostile import TOOLUSE, wait_no_survivors
 
-from conformance.isolation import processes_supported
 from conformance.reports import load_results
+from conformance.subjects.isolation import processes_supported
 
 SLOW = Path(__file__).resolve().parent / "hostile" / "subjects.py"
 

@@ -15,7 +15,9 @@ import pytest
 
 from conformance import runner
 from conformance.catalog import CATALOG
-from conformance.isolation import (
+from conformance.results import Outcome
+from conformance.subjects import command_subject, factory_subject
+from conformance.subjects.isolation import (
     Deadline,
     alive,
     descendants,
@@ -23,8 +25,6 @@ from conformance.isolation import (
     processes_supported,
     still_alive,
 )
-from conformance.results import Outcome
-from conformance.subjects import command_subject, factory_subject
 
 PY = Path(__file__).resolve().parent / "subjects" / "py_subjects.py"
 needs_proc = pytest.mark.skipif(not processes_supported(), reason="needs /proc (Linux)")

@@ -218,7 +218,7 @@ def test_progress_shows_tokens_and_cost_so_far() -> None:
 
 
 def test_bash_runs_in_the_sandbox_where_it_works(tmp_path: Path) -> None:
-    from conformance import sandbox
+    from conformance.subjects import sandbox
 
     st = sandbox.status()
     if not st.active:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conformance.catalog import CheckFailure
 from conformance.checks.properties import run_property
-from conformance.exploration import Budget
+from conformance.properties.exploration import Budget
 from conformance.session import ToolResult, allow_spawn
 
 

@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 from hostile import TOOLUSE, survivors, wait_no_survivors
 
-from conformance import sandbox
-from conformance.isolation import processes_supported
-from conformance.subjects import command_subject
+from conformance.subjects import command_subject, sandbox
+from conformance.subjects.isolation import processes_supported
 from conformance.subjects.process import ProcessSession, SubjectStartError
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import sandbox
+from conformance.subjects import sandbox
 from conformance.workers.run import WorkerRun
 
 PROBE = ('env > "$TOOLUSE_WORKDIR/env.txt"; '

@@ -14,12 +14,12 @@ from broken.editor_harness import InProcessSession, make_session
 from broken.editor_kit import by_name
 
 from conformance.catalog import CATALOG
-from conformance.exploration import Budget
+from conformance.properties.editor import ModelReport, explore_editor_model, run_editor_model
+from conformance.properties.exploration import Budget
 from conformance.reference.editor import EDITOR_FACTORIES, TextEditor
 from conformance.results import Outcome
 from conformance.runner import run_case
 from conformance.session import allow_spawn
-from conformance.stateful import ModelReport, explore_editor_model, run_editor_model
 from conformance.subjects import factory_subject
 
 HERE = Path(__file__).resolve().parent
@@ -165,7 +165,7 @@ def _bytes(path: str) -> bytes | None:
 
 
 def test_minimized_reproducer_is_short_and_replays(tmp_path: Path) -> None:
-    from conformance.stateful import replay
+    from conformance.properties.editor import replay
 
     cls = by_name("StaleViewCache").cls
     s = _session(cls, "text_editor_20250429", tmp_path)
@@ -256,7 +256,7 @@ def test_nothing_reaches_the_terminal(tmp_path: Path, capfd: pytest.CaptureFixtu
 def test_strategies_cover_the_byte_properties() -> None:
     from hypothesis import find, settings
 
-    from conformance.strategies import file_contents, file_names
+    from conformance.properties.strategies import file_contents, file_names
 
     quick = settings(max_examples=500, database=None)
     assert b"\r\n" in find(file_contents(), lambda d: b"\r\n" in d, settings=quick)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
-from conformance.isolation import alive, kill_pids, processes_supported
 from conformance.session import ToolResult, ToolSession
+from conformance.subjects.isolation import alive, kill_pids, processes_supported
 from simulator.sources import SEED_BASH, Source, seed
 
 F = TypeVar("F", bound=Callable[..., Any])

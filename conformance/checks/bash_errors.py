@@ -26,8 +26,8 @@ from conformance.checks.bash import (
     works,
 )
 from conformance.checks.properties import run_property
-from conformance.isolation import grace_for
 from conformance.session import ToolResult, ToolSession
+from conformance.subjects.isolation import grace_for
 
 
 @bash_check("bash.errors.failure_flagged", MUST, HANDLE_ERRORS,

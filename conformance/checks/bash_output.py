@@ -27,8 +27,8 @@ from conformance.checks.bash import (
     token,
 )
 from conformance.checks.properties import run_property
-from conformance.isolation import grace_for
 from conformance.session import ToolResult, ToolSession
+from conformance.subjects.isolation import grace_for
 from simulator.sources import protocol
 
 

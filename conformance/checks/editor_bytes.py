@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.catalog import CheckSkipped, Severity, check
-from conformance.model.editor_model import lines_of
+from conformance.properties.editor_model import lines_of
 from conformance.session import ToolResult, ToolSession
 
 from .editor_support import (

@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.properties.editor import ModelDisagreement, explore_editor_model
 from conformance.session import ToolSession
-from conformance.stateful import ModelDisagreement, explore_editor_model
 
 from .editor_support import EDITOR_TYPES, FAMILY, SRC_COMMANDS
 

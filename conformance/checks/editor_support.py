@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from weakref import WeakKeyDictionary
 
 from conformance.catalog import CheckFailure, CheckSkipped
-from conformance.model.editor_model import insert_outcomes, lines_of
+from conformance.properties.editor_model import insert_outcomes, lines_of
 from conformance.session import ToolResult, ToolSession
 from simulator import registry
 from simulator.sources import SEED_TEXT_EDITOR, protocol, seed

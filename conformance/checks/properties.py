@@ -16,8 +16,8 @@ hypothesis carry the tag ``"property"`` (the runner starts them early: they take
 Properties take turns (one hypothesis run at a time; see :data:`HYPOTHESIS_TURNS`) while other
 cases run alongside.
 
-What a property run guarantees (the machinery is :mod:`conformance.exploration`, shared with the model-based editor check
-:mod:`conformance.stateful`):
+What a property run guarantees (the machinery is :mod:`conformance.properties.exploration`,
+shared with the model-based editor check :mod:`conformance.properties.editor`):
 
 - **Bounded.** A :class:`Budget` of wall time and calls, derived from the subject's timeout
   (:data:`BUDGET_TIMEOUTS` command timeouts, at least :data:`MIN_BUDGET_SECONDS`), counted from
@@ -54,7 +54,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.catalog import CheckFailure
-from conformance.exploration import (
+from conformance.properties.exploration import (
     BUDGET_TIMEOUTS,
     DEFAULT_MAX_EXAMPLES,
     HYPOTHESIS_TURNS,

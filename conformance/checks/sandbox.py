@@ -1,11 +1,11 @@
 """Escape checks: what a subject tried, on its own, outside its case (issue 17).
 
-The harness watches each subject process (:attr:`ProcessSession.escapes`, filled at close; see
-:mod:`conformance.sandbox` and docs/reliability.md): a write outside the case directory (into the
-directory ``tooluse`` runs in, e.g. the project checkout, or the user's ``HOME``), a network
-connection, a read of one of the user's credential files, a fork bomb, a process left running
-after the case. Under the sandbox the attempt is blocked and still reported; without it, what
-can be seen after the fact is reported.
+The harness watches each subject process (:attr:`ProcessSession.escapes`, filled at close;
+see :mod:`conformance.subjects.sandbox` and docs/reliability.md): a write outside the case
+directory (into the directory ``tooluse`` runs in, e.g. the project checkout, or the user's
+``HOME``), a network connection, a read of one of the user's credential files, a fork bomb, a
+process left running after the case. Under the sandbox the attempt is blocked and still
+reported; without it, what can be seen after the fact is reported.
 
 SHOULD (docs/checks.md, the audit): seed 003's Security section recommends isolation and
 resource limits to the application; it states no requirement on the tool. Run with ``--strict``

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
                          limits=Limits(max_turns=args.max_turns,
                                        max_output_tokens=args.max_output_tokens,
                                        retries=args.retries, backoff=args.backoff))
-    from conformance import sandbox
+    from conformance.subjects import sandbox
 
     try:
         sandbox.active()  # the bash subject's sandbox: a notice without it, refused if required

@@ -128,7 +128,7 @@ def run_loop_command(command: str, scenario: LoopScenario, workdir: Path, *,
                      deadline: float | None = None, max_requests: int = 40,
                      matching: str | Sequence[Matcher] = "exact") -> LoopOutcome:
     """Run ``command`` through ``scenario`` against the simulation served on loopback."""
-    from conformance import sandbox
+    from conformance.subjects import sandbox
     from simulator.server import start_server
 
     harness = Harness(scenario, max_requests=max_requests, matching=matching)
@@ -184,7 +184,7 @@ def describe(command: str, workdir: Path) -> tuple[dict[str, str], dict[str, str
     """What ``command`` declares (``TOOLUSE_LOOP_DESCRIBE=1``): the checks not applicable to
     it, its variants (both empty when it declares nothing) and its matcher set (``matching``,
     as a callable's ``tooluse_matching``; None when not declared)."""
-    from conformance import sandbox
+    from conformance.subjects import sandbox
 
     workdir.mkdir(parents=True, exist_ok=True)
     argv, env, home = sandbox.networked_command(command, workdir, {"TOOLUSE_LOOP_DESCRIBE": "1"},

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.results import SubjectInfo
+from conformance.subjects.spec import resolve_factory
 
 from .run import LoopOutcome, run_loop
 from .scenarios import BY_ID, LoopScenario
@@ -88,8 +89,6 @@ class LoopSubject:
                            spec=self.spec)
 
     def load(self) -> Any:
-        from conformance.subjects.spec import resolve_factory
-
         return resolve_factory(self.spec)
 
     def declared(self, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -169,7 +168,7 @@ def _case_dir(scenario_id: str) -> str:
 def loop_command_subject(command: str, *, name: str | None = None,
                          matching: str | None = None) -> LoopCommandSubject:
     """``--loop-cmd CMD``: checked for an empty command now; started per scenario."""
-    from conformance.cli import UsageError
+    from conformance.errors import UsageError
 
     if not command.strip():
         raise UsageError("--loop-cmd: give the command that runs the loop program")

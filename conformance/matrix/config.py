@@ -171,7 +171,7 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise UsageError(f"{path}: {where}: env must be a table of strings, e.g. "
                          "env = { TERM = \"dumb\" }")
-    from conformance.sandbox import is_credential
+    from conformance.subjects.sandbox import is_credential
 
     for key in env:
         if not key or "=" in key or not key.replace("_", "a").isalnum():

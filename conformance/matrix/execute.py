@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from conformance.matrix.config import MatrixConfig, SubjectEntry, dir_name
 from conformance.matrix.envs import EnvResult, ensure_env, env_dir_of, is_ready
+from conformance.reports import ResultsFileError, load_results
+from conformance.runner import default_jobs
 
 Status = Literal["ran", "unavailable", "error"]
 #: How a column's run is started: the suite's CLI in the subject's interpreter.
@@ -72,7 +74,7 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
     n = entry.jobs or config.jobs or jobs
     if n:
         argv += ["--jobs", str(n)]
-    from conformance.sandbox import ALLOWED_ENV
+    from conformance.subjects.sandbox import ALLOWED_ENV
 
     for name in sorted(entry.env):  # the sandbox gives subjects an allow-listed environment
         if name not in ALLOWED_ENV and not name.startswith("TOOLUSE_"):
@@ -181,8 +183,6 @@ def stop_columns(sig: int = signal.SIGTERM) -> int:
 
 
 def _read_results(col: ColumnRun, results_path: Path, log_path: Path) -> None:
-    from conformance.reports import ResultsFileError, load_results
-
     if col.exit_code == 2 or not results_path.is_file():
         col.status = "error"
         col.reason = (f"tooluse run exited with status {col.exit_code}: {_error_line(log_path)}")
@@ -243,8 +243,6 @@ def default_parallel(n_columns: int) -> int:
 def jobs_per_column(parallel: int) -> int:
     """Cases at once within a column when the config does not say: ``tooluse run``'s default
     shared among the columns that run together (at least 2)."""
-    from conformance.runner import default_jobs
-
     return max(2, default_jobs() // max(1, parallel))
 
 

@@ -26,6 +26,9 @@ from typing import Any
 
 from conformance.catalog import CATALOG, Check
 from conformance.matrix.execute import ColumnRun
+from conformance.reports.render_common import format_value
+from conformance.reports.rerun import rerun_for
+from conformance.reports.results_file import suite_metadata
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("matrix.schema.json")
@@ -94,9 +97,6 @@ def implementation_record(col: ColumnRun, out_root: Path) -> dict[str, Any]:
 
 
 def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    from conformance.reports.render_common import format_value
-    from conformance.reports.rerun import rerun_for
-
     if not chk.applies(col.entry.tool_type):
         return {"outcome": "n-a"}
     r = by_id.get(chk.id)
@@ -135,8 +135,6 @@ def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
                  generated_at: str, duration: float,
                  patterns: Sequence[str] = ()) -> dict[str, Any]:
     """The matrix document of finished columns."""
-    from conformance.reports.results_file import suite_metadata
-
     by_col: list[dict[str, dict[str, Any]]] = [
         {r["check_id"]: r for r in (c.results or {}).get("results", [])} for c in columns]
     rows = []

@@ -21,6 +21,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from conformance.reports.diff_traffic import _rule_checker, replay_refusals
 from simulator.registry import TOOLS
 from simulator.validation import Violation, detect_kind, validate
 
@@ -130,7 +131,6 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 def judge_requests(scenario: str, cassette: dict[str, Any]) -> list[Finding]:
     """``rule`` findings: the recorded requests, in order, through the simulator's rules (with the
     state a replay builds), for those the API answered without a 4xx."""
-    from conformance.reports.diff_traffic import _rule_checker, replay_refusals
     from simulator.cassette import parse_cassette
 
     checker = _rule_checker()

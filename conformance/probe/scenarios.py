@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ToolUseError
+from conformance.loops.corpus import plan
 from simulator.cassette import Cassette, CassetteError
 from simulator.matchers import blocks_of
 from simulator.registry import TOOLS
@@ -198,8 +199,6 @@ def load_scenarios(sources: Sequence[str] = ()) -> tuple[list[ProbeScenario], li
     skipped: list[Skipped] = []
     cassettes: list[Cassette] = []
     if not sources:
-        from conformance.loops.corpus import plan
-
         p = plan()
         cassettes = [run.scenario.load() for run in p.runs]
         skipped += [Skipped(e.cassette, e.reason) for e in p.excluded]

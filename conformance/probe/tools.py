@@ -9,10 +9,10 @@ named back to the model). Every other client tool (custom tools) gets the scenar
 it more often), or an error result saying there is no recorded answer.
 
 The bash session runs in the working directory with ``HOME`` and ``TMPDIR`` inside it and the
-subjects' environment allow-list (:func:`conformance.sandbox.subject_env`: credentials such as
-``ANTHROPIC_API_KEY`` never reach a command's output). Where the subject sandbox works
-(:mod:`conformance.sandbox`, ``TOOLUSE_SANDBOX=auto|required|off``) it runs under it: read-only
-root, only the working directory writable, no network.
+subjects' environment allow-list (:func:`conformance.subjects.sandbox.subject_env`: credentials
+such as ``ANTHROPIC_API_KEY`` never reach a command's output). Where the subject sandbox works
+(:mod:`conformance.subjects.sandbox`, ``TOOLUSE_SANDBOX=auto|required|off``) it runs under it:
+read-only root, only the working directory writable, no network.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from conformance import sandbox
 from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
+from conformance.subjects import sandbox
 from simulator.secrets import SECRET_ENV
 
 from .scenarios import ProbeScenario, input_of

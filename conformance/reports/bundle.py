@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from conformance.results import CheckResult, RunInfo
 
 from .baseline import Baseline, BaselineVerdict, apply_baseline
+from .coverage import rules_from_log
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -79,8 +80,6 @@ class RunReports:
 
     def add_simulator_log(self, log: Iterable[Any]) -> None:
         """Take the rules a simulator enforced from its ``Simulator.log`` (for coverage)."""
-        from .coverage import rules_from_log
-
         self.writer.rules_fired.update(rules_from_log(log))
 
     def on_run_started(self, run: RunInfo) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from conformance.catalog import CATALOG
 from simulator import registry
 from simulator.cassette import Cassette, CassetteError
 
@@ -81,8 +82,6 @@ def known_rule_ids() -> list[str] | None:
 
 
 def _catalog() -> dict[str, Any]:
-    from conformance.catalog import CATALOG
-
     # registers every check of the suite; a broken check module must not stop a report
     with contextlib.suppress(Exception):
         importlib.import_module("conformance.checks")

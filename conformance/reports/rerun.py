@@ -25,6 +25,8 @@ from functools import cache
 from typing import Any
 
 from conformance.options import add_run_arguments
+from conformance.reference import REFERENCE_SUBJECTS
+from conformance.subjects.spec import DEFAULT_TOOL_TYPES, command_label, factory_label
 
 #: Options dropped from the run's argv: where the reports go, which checks ran, how to print.
 _DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet"}
@@ -91,12 +93,9 @@ def subject_options(subject: dict[str, Any]) -> list[str] | None:
     family, spec, name = subject.get("family"), str(subject.get("spec") or ""), subject["name"]
     if family not in _FAMILIES or not spec:
         return None
-    from conformance.reference import REFERENCE_SUBJECTS
-
     ref = REFERENCE_SUBJECTS.get(name)
     if ref is not None and ref.spec == spec:
         return [f"--{family}", name]
-    from conformance.subjects.spec import command_label, factory_label
     if spec.startswith("cmd:"):
         command = spec[4:]
         try:
@@ -107,8 +106,6 @@ def subject_options(subject: dict[str, Any]) -> list[str] | None:
     else:
         default = factory_label(spec)
         words = [f"--{family}", spec]
-    from conformance.subjects.spec import DEFAULT_TOOL_TYPES
-
     if subject.get("tool_type") and subject["tool_type"] != DEFAULT_TOOL_TYPES[family]:
         words += [f"--{family}-type", str(subject["tool_type"])]
     return words + ([] if name == default else ["--name", name])

@@ -19,9 +19,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from conformance.catalog import CATALOG
 from conformance.errors import ToolUseError
-from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo
+from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo, _now
 from simulator.secrets import SecretScanner
+
+from .coverage import coverage_for
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("results.schema.json")
@@ -86,10 +89,6 @@ def result_record(result: CheckResult) -> dict[str, Any]:
     d["received"] = _jsonable(d.get("received"))
     d["documented"] = _jsonable(d.get("documented"))
     d["reproducer"] = _jsonable(d.get("reproducer") or [])
-    try:
-        from conformance.catalog import CATALOG
-    except ImportError:  # pragma: no cover - the catalog ships with the package
-        return d
     check = CATALOG.get(result.check_id)
     if check is not None:
         d["statement"] = check.statement
@@ -205,8 +204,6 @@ class ResultsWriter:
         if self.doc is None:
             self.on_run_started(RunInfo())
         assert self.doc is not None
-        from .coverage import coverage_for
-
         run = self.doc["run"]
         run["finished_at"] = now_iso()
         run["complete"] = bool(complete)
@@ -235,8 +232,6 @@ class ResultsWriter:
 
 
 def now_iso() -> str:
-    from conformance.results import _now
-
     return _now()
 
 

@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 
-from conformance import sandbox
 from conformance.errors import ToolUseError
-from conformance.isolation import (
+from conformance.subjects import sandbox
+from conformance.subjects.isolation import (
     alive,
     children_of,
     descendants,
@@ -82,9 +82,9 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """One fork server process. Under the sandbox (:mod:`conformance.sandbox`) the server runs in
-    ``bwrap`` with the run directory (which holds every case directory and private HOME) writable;
-    it is then started at its first :meth:`spawn`, when that directory is known."""
+    """One fork server process. Under the sandbox (:mod:`conformance.subjects.sandbox`) the server
+    runs in ``bwrap`` with the run directory (which holds every case directory and private HOME)
+    writable; it is then started at its first :meth:`spawn`, when that directory is known."""
 
     def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float,
                  box: sandbox.Status | None = None) -> None:
@@ -165,7 +165,7 @@ class ForkServer:
         return sandbox.WATCHDOG.tripped(self.proc.pid) if self.proc is not None else ""
 
     def network(self) -> dict[str, int]:
-        """The sandbox's network counters (see :func:`conformance.sandbox.network_counters`)."""
+        """The sandbox's network counters (:func:`.sandbox.network_counters`)."""
         if self.box is None or not self.reaper_pid:
             return {}
         return sandbox.network_counters(self.reaper_pid)

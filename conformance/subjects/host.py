@@ -163,8 +163,8 @@ def _describe(e: BaseException) -> str:
 
 
 def main() -> int:
-    from conformance.isolation import limit_memory
-    from conformance.sandbox import apply_limits
+    from conformance.subjects.isolation import limit_memory
+    from conformance.subjects.sandbox import apply_limits
 
     limit_memory()  # RLIMIT_AS: a handler that takes all the memory it can gets a MemoryError
     apply_limits()  # RLIMIT_CPU, RLIMIT_FSIZE (and RLIMIT_NPROC in the sandbox)

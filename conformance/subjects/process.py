@@ -28,9 +28,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance import sandbox
 from conformance.errors import ToolUseError
-from conformance.isolation import (
+from conformance.session import ToolResult
+from conformance.subjects import sandbox
+from conformance.subjects.forkserver import ForkServer, ForkServerError
+from conformance.subjects.isolation import (
     Deadline,
     ProcInfo,
     case_processes,
@@ -45,8 +47,6 @@ from conformance.isolation import (
     processes_supported,
     still_alive,
 )
-from conformance.session import ToolResult
-from conformance.subjects.forkserver import ForkServer, ForkServerError
 
 #: A subject with this many processes at once is reported as a fork bomb.
 FORK_BOMB_PROCESSES = 128

@@ -352,7 +352,7 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
         root = Path(d)
         for sub in ("work", "home", "tmp"):
             (root / sub).mkdir()
-        from conformance import sandbox
+        from conformance.subjects import sandbox
 
         env = {**{f"TOOLUSE_{k.upper()}": str(v) for k, v in s.options.items()},
                "TOOLUSE_WORKDIR": str(root / "work"), "TOOLUSE_TIMEOUT": f"{timeout:g}"}

@@ -170,9 +170,9 @@ class WorkerRun:
         self._stop_worker = stop
 
     def _command_argv(self, command: str) -> tuple[list[str], dict[str, str], Path | None]:
-        """``command`` as :func:`conformance.sandbox.networked_command` starts it, with the tool
+        """``command`` as :func:`conformance.subjects.sandbox.networked_command` starts it, with the tool
         timeout in its environment."""
-        from conformance import sandbox
+        from conformance.subjects import sandbox
 
         return sandbox.networked_command(command, Path(self.workdir), {
             "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}"}, prefix="tooluse-worker-home-")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from conformance.errors import UsageError
 from conformance.results import SubjectInfo
+from conformance.subjects.spec import resolve_factory
 from simulator.managed_agents import Scenario
 
 from .run import WorkerRun
@@ -79,8 +80,6 @@ class WorkerSubject:
                            spec=self.spec if self.kind == "factory" else f"cmd:{self.spec}")
 
     def load(self) -> Any:
-        from conformance.subjects.spec import resolve_factory
-
         return resolve_factory(self.spec)
 
     def open(self, workdir: Path, *, timeout: float,

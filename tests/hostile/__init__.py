@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from conformance.isolation import PROC
+from conformance.subjects.isolation import PROC
 
 #: The ``tooluse`` command, run by this interpreter (no dependency on the script being on PATH).
 TOOLUSE = [sys.executable, "-c", "import sys; from conformance.cli import main; sys.exit(main())"]

@@ -1,7 +1,7 @@
 """One ``results.json`` (and its reports) for the conformance items of a pytest run, also under
-pytest-xdist (used by :mod:`conformance.plugin`, option ``--tooluse-out DIR``).
+pytest-xdist (used by :mod:`conformance.pytest.plugin`, option ``--tooluse-out DIR``).
 
-Each :class:`~conformance.subjects.pytest_items.ConformanceItem` keeps its
+Each :class:`~conformance.pytest.items.ConformanceItem` keeps its
 :class:`~conformance.results.CheckResult`; the report of its call phase carries it as JSON
 (``report.tooluse_result``). pytest-xdist sends every worker's reports to the controller, with
 that attribute; the controller (or the only process, without xdist) collects them and, when the
@@ -17,6 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conformance import runner
+from conformance.reports.bundle import RunReports
+from conformance.results import CheckResult
+
+from .items import subjects_from_config
 
 ATTR = "tooluse_result"
 
@@ -47,11 +53,6 @@ class ResultsCollector:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker or not self.results:
             return
-        from conformance import runner
-        from conformance.reports.bundle import RunReports
-        from conformance.results import CheckResult
-
-        from .pytest_items import subjects_from_config
 
         subjects = subjects_from_config(self.config)
         plan = runner.plan_run(subjects, checks=self.config.getoption("--tooluse-check") or None,

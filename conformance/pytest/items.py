@@ -1,4 +1,4 @@
-"""The conformance suite as pytest items (used by :mod:`conformance.plugin`).
+"""The conformance suite as pytest items (used by :mod:`conformance.pytest.plugin`).
 
 ``pytest --tooluse-bash SPEC`` adds one item per (subject, applicable check), named
 ``<check id>[<subject>]`` under a ``tooluse`` collector, so ``-k``, ``-x``, ``-n`` and JUnit work
@@ -12,24 +12,27 @@ from typing import Any
 
 import pytest
 
+from conformance import runner
 from conformance.catalog import Check, Severity
 from conformance.errors import UsageError
+from conformance.options import subject_entries, subject_from_option, unique_names
+from conformance.reports.rerun import rerun_command
+from conformance.reports.summary import readable
 from conformance.results import CheckResult, Outcome
-from conformance.subjects.spec import Subject
+from conformance.runner import DEFAULT_TIMEOUT, run_case
+from conformance.subjects.host import accepts_keyword
+from conformance.subjects.spec import Subject, command_subject, preflight
 
-# The options (--tooluse-bash, ...) are declared in conformance.plugin, which imports this module
-# only when one of them is given: a pytest run that does not use them pays nothing.
+# The options (--tooluse-bash, ...) are declared in conformance.pytest.plugin, which imports this
+# module only when one of them is given: a pytest run that does not use them pays nothing.
+
 
 def subjects_from_config(config: pytest.Config) -> list[Subject]:
-    from conformance.options import subject_from_option
-    from conformance.subjects.spec import command_subject
-
     opt = config.getoption
     found: list[Subject] = []
     options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
     if opt("--tooluse-editor-max-characters") is not None:
         options["editor"]["max_characters"] = opt("--tooluse-editor-max-characters")
-    from conformance.options import subject_entries, unique_names
 
     try:
         for family, kind, value, name in subject_entries(config.option, prefix="tooluse_"):
@@ -65,14 +68,11 @@ class ConformanceItem(pytest.Item):
         self.user_properties.append(("severity", check.severity.value))
 
     def runtest(self) -> None:
-        from conformance.runner import run_case
-        from conformance.subjects.host import accepts_keyword
-
         kwargs: dict[str, Any] = {"timeout": self.timeout}
         if self.startup_timeout is not None and accepts_keyword(run_case, "startup_timeout"):
             kwargs["startup_timeout"] = self.startup_timeout
         result = run_case(self.subject, self.check, **kwargs)
-        self.tooluse_result = result  # for --tooluse-out (conformance.subjects.pytest_report)
+        self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
         self.user_properties.append(("outcome", result.outcome.value))
         if result.outcome is Outcome.SKIP:
             pytest.skip(result.message)
@@ -91,8 +91,6 @@ class ConformanceItem(pytest.Item):
 
     def rerun_command(self) -> str:
         """``tooluse run <this subject> --check ID``: the same case outside pytest."""
-        from conformance.reports.rerun import rerun_command
-        from conformance.runner import DEFAULT_TIMEOUT
 
         extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
         if self.startup_timeout is not None:
@@ -105,8 +103,6 @@ class ConformanceItem(pytest.Item):
 
 
 def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
-    from conformance.reports.summary import readable
-
     kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
              f"  requirement: {check.statement}", f"  source: {check.source}",
@@ -128,8 +124,6 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
     subjects = subjects_from_config(config)
     if not subjects:
         return
-    from conformance import runner
-    from conformance.subjects.spec import preflight
 
     try:  # a mistyped command: one usage error, not a failure per item
         preflight(subjects,

@@ -1,7 +1,7 @@
 """The bounded, quiet, failure-recording hypothesis runs of the property and model checks.
 
 Shared by :func:`conformance.checks.properties.run_property` and
-:func:`conformance.stateful.explore_editor_model`; what they guarantee is described in
+:func:`conformance.properties.editor.explore_editor_model`; what they guarantee is described in
 :mod:`conformance.checks.properties`. The pieces:
 
 - :class:`Budget`: wall time and calls for one run, derived from the subject's timeout; its

@@ -1,6 +1,6 @@
 """The committed baseline report of the reference subjects (``reports/baseline/``).
 
-``python -m conformance.reports.reference_baseline [--out reports/baseline] [--check]`` runs
+``python -m scripts.reference_baseline [--out reports/baseline] [--check]`` runs
 ``tooluse run --all-reference`` into a temporary directory, normalises the volatile fields
 (times, durations, versions, argv, seed, temporary paths) and writes ``results.json`` and
 ``report.md``. ``--check`` writes nothing and exits 1 when the committed files differ from a
@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .markdown import render_markdown
-from .results_file import load_results, normalise
+from conformance.cli import main as cli_main
+from conformance.reports.markdown import render_markdown
+from conformance.reports.results_file import load_results, normalise
 
 DEFAULT_OUT = Path("reports/baseline")
 _TMP_PATHS = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s\"'/]+")
@@ -37,8 +38,6 @@ def scrub(doc: dict[str, Any]) -> dict[str, Any]:
 
 def fresh_run(run_args: Sequence[str] = ()) -> tuple[int, dict[str, Any]]:
     """Run the reference subjects in-process; (exit code, normalised results document)."""
-    from conformance.cli import main as cli_main
-
     with tempfile.TemporaryDirectory(prefix="tooluse-baseline-") as tmp:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -53,7 +52,7 @@ def render(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m conformance.reports.reference_baseline",
+    p = argparse.ArgumentParser(prog="python -m scripts.reference_baseline",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR")
     p.add_argument("--check", action="store_true",

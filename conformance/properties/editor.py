@@ -3,11 +3,11 @@
 :func:`editor_machine` builds a state machine that drives an editor with generated commands
 (create, view, view_range, str_replace, insert, undo_edit where the version has it, and files
 planted behind the editor's back) and compares the subject, command by command, to
-:class:`~conformance.model.editor_model.EditorModel`, which accepts every documented-compatible
+:class:`~conformance.properties.editor_model.EditorModel`, which accepts every documented-compatible
 convention (and notes which one the subject followed).
 
 :func:`explore_editor_model` runs it under the guarantees of
-:mod:`conformance.exploration` (see :mod:`conformance.checks.properties`):
+:mod:`conformance.properties.exploration` (see :mod:`conformance.checks.properties`):
 
 - every example starts from a **fresh subject in a fresh directory**
   (:func:`conformance.session.spawn`; a session that cannot spawn is reused, one sub-directory
@@ -49,7 +49,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance.exploration import (
+from conformance.properties.editor_model import EditorModel, Outcome, lines_of
+from conformance.properties.exploration import (
     EXPLORE_SHARE,
     Budget,
     Findings,
@@ -58,9 +59,8 @@ from conformance.exploration import (
     hypothesis_turn,
     quiet_settings,
 )
-from conformance.model.editor_model import EditorModel, Outcome, lines_of
+from conformance.properties.strategies import edit_texts, file_contents, file_names, view_ranges
 from conformance.session import ToolResult, ToolSession, faults_of, spawn
-from conformance.strategies import edit_texts, file_contents, file_names, view_ranges
 from simulator import registry
 
 #: Rules per example (an edit rule sends the edit and a view): reproducers stay short.
@@ -268,7 +268,7 @@ class Exploration:
     closer: ThreadPoolExecutor | None = None
     closing: list[Future[tuple[list[str], list[str]]]] = field(default_factory=list)
     closed: int = 0
-    #: How the hypothesis run ended (see :func:`conformance.exploration.explore`).
+    #: How the hypothesis run ended (see :func:`conformance.properties.exploration.explore`).
     ended: str = ""
 
     def open(self, label: str = "example") -> tuple[ToolSession, Path]:
