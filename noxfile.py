@@ -56,12 +56,22 @@ def baseline(session: nox.Session) -> None:
                 "reports/baseline", *session.posargs)
 
 
+#: The loop matrix's checks (frameworks.toml): every loop scenario check.
+FRAMEWORK_CHECKS = ("loop.client_tools.*", "loop.pause_turn.*", "loop.mixed.*", "loop.ptc.*",
+                    "loop.container.*", "loop.errors.*")
+
+
 @nox.session(python=PYTHON)
 def matrix(session: nox.Session) -> None:
     """The compatibility matrix: matrix.toml's implementations, each in its own environment (built
-    once, reused under ~/.cache/tooluse/matrix), compared in reports/matrix/ (docs/matrix.md)."""
-    session.install("-e", ".")
+    once, reused under ~/.cache/tooluse/matrix), compared in reports/matrix/ (docs/matrix.md); then
+    the loop matrix of frameworks.toml in reports/frameworks/ (docs/frameworks.md)."""
+    session.install("-e", ".[serve]")
     session.run("tooluse", "matrix", "matrix.toml", "--out", "reports/matrix", *session.posargs)
+    # the loop matrix: agent frameworks (docs/frameworks.md); the scenario checks (the corpus check
+    # starts a framework program per cassette: minutes per column, run it with --check by hand)
+    session.run("tooluse", "matrix", "frameworks.toml", "--out", "reports/frameworks", "--check",
+                *FRAMEWORK_CHECKS, *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -14,4 +14,12 @@ module's docstring says what it maps onto the suite's contract and why. The proj
   (``bash_20250124``; Python 3.12).
 - :mod:`conformance.adapters.swe_rex`: SWE-ReX's ``LocalRuntime`` bash session, driven as
   SWE-agent drives it (``bash_20250124``).
+
+Agent frameworks (agent-loop subjects; ``frameworks.toml``, findings in ``docs/frameworks.md``):
+
+- :mod:`conformance.adapters.pydantic_ai`: a pydantic-ai ``Agent`` (``--loop``).
+- :mod:`conformance.adapters.langchain_agent`: LangChain ``create_agent`` on langchain-anthropic
+  (``--loop-cmd``).
+- :mod:`conformance.adapters.litellm_loop`: LiteLLM under an OpenAI-style loop (``--loop-cmd``).
+- :mod:`conformance.adapters.vercel_ai`: the Vercel AI SDK, ``node/vercel_ai.mjs`` (``--loop-cmd``).
 """

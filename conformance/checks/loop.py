@@ -105,7 +105,8 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     runs = [r for r in plan.runs if not r.kinds & declared.keys()]
     driven = corpus.CorpusPlan(tuple(runs), plan.excluded)
     outcomes = corpus.run_corpus(None, runs, jobs=CORPUS_JOBS,
-                                 drive=lambda scenario: s.subject.drive(scenario, s.workdir))
+                                 drive=lambda scenario: s.subject.drive(
+                                     scenario, s.workdir, start_timeout=s.start_timeout))
     verdict = corpus.verdict(driven, outcomes)
     skips = "; ".join(f"{kind} ({sum(kind in r.kinds for r in skipped)} cassettes): {why}"
                       for kind, why in declared.items())

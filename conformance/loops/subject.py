@@ -39,6 +39,8 @@ class LoopSession:
     workdir: Path
     timeout: float
     tool_type: str = TOOL_TYPE
+    #: A command's start-up allowance (``--startup-timeout``), added to each run's deadline.
+    start_timeout: float = 0.0
     history: list[Any] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
 
@@ -61,7 +63,8 @@ class LoopSession:
         return resolved
 
     def run(self, scenario_id: str) -> LoopOutcome:
-        outcome = self.subject.drive(self.scenario(scenario_id), self.workdir)
+        outcome = self.subject.drive(self.scenario(scenario_id), self.workdir,
+                                     start_timeout=self.start_timeout)
         self.history = list(outcome.requests)
         return outcome
 
@@ -99,14 +102,19 @@ class LoopSubject:
         return (_strings(getattr(loop, "tooluse_unsupported", None)),
                 _strings(getattr(loop, "tooluse_variants", None)))
 
-    def drive(self, scenario: LoopScenario, workdir: Path) -> LoopOutcome:
-        """One run of ``scenario`` (its own engine), within its deadline."""
-        loop = self.load()
-        return run_loop(loop, scenario, matching=self.matching_of(loop))
+    def drive(self, scenario: LoopScenario, workdir: Path, *,
+              start_timeout: float = 0.0) -> LoopOutcome:
+        """One run of ``scenario`` (its own engine), within its deadline (a command's start-up
+        allowance ``start_timeout`` added)."""
+        from .run import scenario_deadline
 
-    def open(self, workdir: Path, *, timeout: float,
-             case_deadline: float | None = None) -> LoopSession:
-        return LoopSession(self, workdir, timeout)
+        loop = self.load()
+        return run_loop(loop, scenario, matching=self.matching_of(loop),
+                        deadline=start_timeout + scenario_deadline(scenario))
+
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
+             start_timeout: float = 0.0) -> LoopSession:
+        return LoopSession(self, workdir, timeout, start_timeout=start_timeout)
 
 
 def loop_subject(spec: str, *, name: str | None = None, matching: str | None = None) -> LoopSubject:
@@ -153,12 +161,15 @@ class LoopCommandSubject(LoopSubject):
         unsupported, variants, _ = self._described(workdir)
         return unsupported, variants
 
-    def drive(self, scenario: LoopScenario, workdir: Path) -> LoopOutcome:
+    def drive(self, scenario: LoopScenario, workdir: Path, *,
+              start_timeout: float = 0.0) -> LoopOutcome:
         from .command import run_loop_command
+        from .run import scenario_deadline
 
         declared = self._described(workdir)[2]
         return run_loop_command(self.spec, scenario, workdir / _case_dir(scenario.id),
-                                matching=self.matching or declared or "exact")
+                                matching=self.matching or declared or "exact",
+                                deadline=start_timeout + scenario_deadline(scenario))
 
 
 def _case_dir(scenario_id: str) -> str:

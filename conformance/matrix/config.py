@@ -19,7 +19,10 @@ from conformance.errors import UsageError
 MATRIX_KEYS = {"timeout", "startup_timeout", "jobs"}
 #: Keys of a ``[[subject]]`` entry.
 SUBJECT_KEYS = {"name", "tool_type", "factory", "command", "python", "requirements", "timeout",
-                "startup_timeout", "jobs", "env", "version_of", "max_characters"}
+                "startup_timeout", "jobs", "env", "version_of", "max_characters", "npm",
+                "program_requirements"}
+#: The tool type of an agent-loop column (``factory``: ``--loop``, ``command``: ``--loop-cmd``).
+LOOP_TYPE = "agent_loop"
 _PYTHON = re.compile(r"3\.[0-9]{1,2}")
 
 
@@ -40,11 +43,19 @@ class SubjectEntry:
     env: dict[str, str] = field(default_factory=dict)
     version_of: str | None = None
     max_characters: int | None = None
+    #: npm packages (``name@version``) installed in the environment's ``node/`` folder.
+    npm: tuple[str, ...] = ()
+    #: pip requirements of a ``--loop-cmd`` program that cannot share the suite's environment
+    #: (llm-anthropic pins anthropic<2): a venv of their own, ``program/`` in the environment,
+    #: first on the command's PATH (the suite is in it too, without its dependencies).
+    program_requirements: tuple[str, ...] = ()
 
     @property
     def own_env(self) -> bool:
-        """Does it run in an environment of its own (``python`` or ``requirements`` given)?"""
-        return self.python is not None or bool(self.requirements)
+        """Does it run in an environment of its own (``python``, ``requirements`` or ``npm``
+        given)?"""
+        return (self.python is not None or bool(self.requirements) or bool(self.npm)
+                or bool(self.program_requirements))
 
     @property
     def spec(self) -> str:
@@ -71,9 +82,12 @@ def dir_name(name: str) -> str:
 
 
 def family_of(tool_type: str) -> str | None:
-    """``bash`` / ``editor`` for a bash or text editor tool type of the registry, else None."""
+    """``bash`` / ``editor`` for a bash or text editor tool type of the registry, ``loop`` for
+    ``agent_loop``, else None."""
     from simulator.registry import TOOLS
 
+    if tool_type == LOOP_TYPE:
+        return "loop"
     families = {"bash": "bash", "text_editor": "editor"}
     for t in TOOLS.values():
         if t.type == tool_type and t.family in families:
@@ -84,7 +98,8 @@ def family_of(tool_type: str) -> str | None:
 def _known_tool_types() -> list[str]:
     from simulator.registry import TOOLS
 
-    return sorted(t.type for t in TOOLS.values() if t.family in ("bash", "text_editor"))
+    return sorted([*(t.type for t in TOOLS.values() if t.family in ("bash", "text_editor")),
+                   LOOP_TYPE])
 
 
 def load_config(path: Path) -> MatrixConfig:
@@ -150,7 +165,7 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
     family = family_of(tool_type)
     if family is None:
         raise UsageError(f"{path}: {where}: tool_type {tool_type!r} is not a bash or text editor "
-                         f"tool type; use one of {', '.join(_known_tool_types())}")
+                         f"tool type nor {LOOP_TYPE}; use one of {', '.join(_known_tool_types())}")
     factory, command = entry.get("factory"), entry.get("command")
     if (factory is None) == (command is None):
         raise UsageError(f"{path}: {where}: give either factory (module:attr) or command, "
@@ -180,6 +195,17 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
             raise UsageError(f"{path}: {where}: env {key}: a credential never reaches a subject "
                              "(tooluse run drops it) and is never written into a config; give "
                              "the subject what it needs another way")
+    npm = entry.get("npm", [])
+    if not isinstance(npm, list) or not all(isinstance(r, str) and r.strip() for r in npm):
+        raise UsageError(f"{path}: {where}: npm must be a list of npm package specs, e.g. "
+                         "[\"ai@6.0.325\"]")
+    program = entry.get("program_requirements", [])
+    if not isinstance(program, list) or not all(isinstance(r, str) and r.strip() for r in program):
+        raise UsageError(f"{path}: {where}: program_requirements must be a list of pip "
+                         "requirement strings")
+    if program and (family != "loop" or command is None):
+        raise UsageError(f"{path}: {where}: program_requirements is for agent_loop subjects "
+                         "given by command")
     max_chars = entry.get("max_characters")
     if max_chars is not None and (family != "editor" or not isinstance(max_chars, int)
                                   or isinstance(max_chars, bool) or max_chars < 1):
@@ -191,7 +217,9 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
         timeout=_positive(path, where, entry, "timeout", None),
         startup_timeout=_positive(path, where, entry, "startup_timeout", None),
         jobs=_jobs(path, where, entry, allow_zero=False), env=dict(env),
-        version_of=_text(path, where, entry, "version_of"), max_characters=max_chars)
+        version_of=_text(path, where, entry, "version_of"), max_characters=max_chars,
+        npm=tuple(r.strip() for r in npm),
+        program_requirements=tuple(r.strip() for r in program))
 
 
 def _no_unknown(path: Path, where: str, table: dict[str, Any], known: set[str]) -> None:

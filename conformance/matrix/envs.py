@@ -85,19 +85,30 @@ def project_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() else None
 
 
-def _project_install() -> list[str]:
-    """pip arguments installing this suite: the checkout (editable), else the same version."""
+def _project_install(extras: tuple[str, ...] = ()) -> list[str]:
+    """pip arguments installing this suite (with ``extras``): the checkout (editable), else the
+    same version."""
+    suffix = f"[{','.join(extras)}]" if extras else ""
     root = project_root()
     if root is not None:
-        return ["-e", str(root)]
+        return ["-e", f"{root}{suffix}"]
     from simulator import version
 
-    return [f"tooluse-conformance=={version()}"]
+    return [f"tooluse-conformance{suffix}=={version()}"]
 
 
-def env_key(interpreter: str, version: str, requirements: tuple[str, ...]) -> str:
+def _extras(entry: SubjectEntry) -> tuple[str, ...]:
+    """The suite's extras a column needs: an agent loop run by command reaches the simulation
+    over HTTP (``serve``)."""
+    return ("serve",) if entry.family == "loop" else ()
+
+
+def env_key(interpreter: str, version: str, requirements: tuple[str, ...],
+            npm: tuple[str, ...] = (), extras: tuple[str, ...] = (),
+            program: tuple[str, ...] = ()) -> str:
     """The environment's directory name: a hash of the interpreter (its real path: the same
-    base Python whether reached through a venv or not), the requirements and the project."""
+    base Python whether reached through a venv or not), the requirements (pip's, and npm's when
+    given) and the project."""
     from importlib import metadata
 
     try:
@@ -105,8 +116,12 @@ def env_key(interpreter: str, version: str, requirements: tuple[str, ...]) -> st
     except metadata.PackageNotFoundError:
         project_deps = []
     doc = {"interpreter": os.path.realpath(interpreter), "version": version,
-           "requirements": sorted(requirements), "project": _project_install(),
+           "requirements": sorted(requirements), "project": _project_install(extras),
            "project_deps": project_deps}
+    if npm:  # only then: the keys of environments without Node packages stay as they were
+        doc["npm"] = sorted(npm)
+    if program:
+        doc["program"] = sorted(program)
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     return f"py{version}-{digest}"
 
@@ -119,7 +134,20 @@ def env_dir_of(entry: SubjectEntry, envs_dir: Path) -> Path | None:
     interpreter = find_python(version) if entry.python else sys.executable
     if interpreter is None:
         return None
-    return envs_dir / env_key(interpreter, version, entry.requirements)
+    return envs_dir / env_key(interpreter, version, entry.requirements, entry.npm,
+                              _extras(entry), entry.program_requirements)
+
+
+def node_dir(env_dir: Path) -> Path:
+    """Where an environment's npm packages are installed (``node_modules`` in it); a column
+    gets it as ``TOOLUSE_NODE_MODULES``."""
+    return env_dir / "node"
+
+
+def program_dir(env_dir: Path) -> Path:
+    """Where an environment's ``program_requirements`` venv is; its ``bin`` comes first on the
+    column's PATH."""
+    return env_dir / "program"
 
 
 def is_ready(env_dir: Path) -> bool:
@@ -135,7 +163,8 @@ def ensure_env(entry: SubjectEntry, envs_dir: Path) -> EnvResult:
     interpreter = find_python(version) if entry.python else sys.executable
     if interpreter is None:
         return EnvResult(None, problem=f"no python{version} (not on PATH, not in pyenv)")
-    env_dir = envs_dir / env_key(interpreter, version, entry.requirements)
+    env_dir = envs_dir / env_key(interpreter, version, entry.requirements, entry.npm,
+                                 _extras(entry), entry.program_requirements)
     python = env_dir / "bin" / "python"
     if (env_dir / READY_MARKER).is_file() and python.exists():
         return EnvResult(python, env_dir)
@@ -157,7 +186,25 @@ def _build(interpreter: str, env_dir: Path, entry: SubjectEntry) -> EnvResult:
         log_path = env_dir.parent / f"{env_dir.name}.{BUILD_LOG}"
         steps = [[interpreter, "-m", "venv", str(env_dir)],
                  [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                  *_project_install(), *entry.requirements]]
+                  *_project_install(_extras(entry)), *entry.requirements]]
+        if entry.program_requirements:
+            program = program_dir(env_dir)
+            no_deps = _project_install()
+            steps += [[interpreter, "-m", "venv", str(program)],
+                      [str(program / "bin" / "python"), "-m", "pip", "install",
+                       "--disable-pip-version-check", "-q", *entry.program_requirements],
+                      [str(program / "bin" / "python"), "-m", "pip", "install",
+                       "--disable-pip-version-check", "-q", "--no-deps", *no_deps]]
+        if entry.npm:
+            npm = shutil.which("npm")
+            if npm is None:
+                return EnvResult(None, env_dir, "its npm packages cannot be installed: npm is not "
+                                 "on PATH (install Node.js)")
+            node = node_dir(env_dir)
+            node.mkdir(parents=True, exist_ok=True)
+            (node / "package.json").write_text('{"private": true}\n')
+            steps.append([npm, "install", "--prefix", str(node), "--no-audit", "--no-fund",
+                          "--save-exact", *entry.npm])
         with open(log_path, "w") as log:
             for argv in steps:
                 log.write(f"$ {' '.join(argv)}\n")
@@ -169,7 +216,8 @@ def _build(interpreter: str, env_dir: Path, entry: SubjectEntry) -> EnvResult:
                                      f"{Path(argv[0]).name} {' '.join(argv[1:3])} exit {code}: "
                                      f"{_last_line(log_path)}; log: {log_path})")
         (env_dir / READY_MARKER).write_text(json.dumps(
-            {"python": entry.python, "requirements": list(entry.requirements)}) + "\n")
+            {"python": entry.python, "requirements": list(entry.requirements),
+             "npm": list(entry.npm)}) + "\n")
         return EnvResult(python, env_dir)
 
 

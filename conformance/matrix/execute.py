@@ -65,8 +65,8 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
              jobs: int | None, checks: Sequence[str] = ()) -> list[str]:
     """``run ...``: the arguments of the column's ``tooluse run``."""
     kind = f"--{entry.family}" if entry.factory is not None else f"--{entry.family}-cmd"
-    argv = ["run", kind, entry.factory or entry.command or "", f"--{entry.family}-type",
-            entry.tool_type, "--name", entry.name,
+    typed = [] if entry.family == "loop" else [f"--{entry.family}-type", entry.tool_type]
+    argv = ["run", kind, entry.factory or entry.command or "", *typed, "--name", entry.name,
             "--timeout", f"{entry.timeout or config.timeout:g}",
             "--startup-timeout", f"{entry.startup_timeout or config.startup_timeout:g}"]
     if entry.max_characters is not None:
@@ -85,11 +85,18 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
 
 
 def _environ(entry: SubjectEntry, env: EnvResult) -> dict[str, str]:
+    from conformance.matrix.envs import node_dir, program_dir
+
     environ = {**os.environ, **entry.env}
     if env.env_dir is not None:
         environ["VIRTUAL_ENV"] = str(env.env_dir)
-        environ["PATH"] = f"{env.env_dir / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
+        path = [str(env.env_dir / "bin")]
+        if entry.program_requirements:
+            path.insert(0, str(program_dir(env.env_dir) / "bin"))
+        environ["PATH"] = os.pathsep.join([*path, environ.get("PATH", "")])
         environ.pop("PYTHONHOME", None)
+        if entry.npm:
+            environ["TOOLUSE_NODE_MODULES"] = str(node_dir(env.env_dir) / "node_modules")
     return environ
 
 
