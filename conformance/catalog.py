@@ -68,7 +68,7 @@ class Check:
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "family": self.family, "severity": self.severity.value,
-            "applies_to": sorted(self.applies_to), "source": self.source.to_json(),
+            "applies_to": sorted(self.applies_to), "source": self.source.cite_json(),
             "statement": self.statement,
         }
 

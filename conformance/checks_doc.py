@@ -24,7 +24,7 @@ def _cell(text: str) -> str:
 
 
 def _row(c: Check) -> str:
-    return f"| `{c.id}` | {c.severity} | {_cell(c.statement)} | {_cell(str(c.source))} |"
+    return f"| `{c.id}` | {c.severity} | {_cell(c.statement)} | {_cell(c.source.cite())} |"
 
 
 def render() -> str:

@@ -87,6 +87,63 @@ ENGLISH_SECTIONS: dict[str, dict[str, str]] = {
 }
 
 
+DOCS = "https://platform.claude.com/docs/en/"
+
+#: The public page each seed is a translation of (the English original a user can open), the
+#: seed's language, and the translated page the seed was taken from.
+PAGES: dict[str, tuple[str, str, str]] = {
+    SEED_CODE_EXECUTION: (DOCS + "agents-and-tools/tool-use/code-execution-tool", "Indonesian",
+                          "https://platform.claude.com/docs/id/agents-and-tools/tool-use/"
+                          "code-execution-tool"),
+    SEED_TEXT_EDITOR: (DOCS + "agents-and-tools/tool-use/text-editor-tool", "Indonesian",
+                       "https://platform.claude.com/docs/id/agents-and-tools/tool-use/"
+                       "text-editor-tool"),
+    SEED_PTC: (DOCS + "agents-and-tools/tool-use/programmatic-tool-calling", "French",
+               "https://platform.claude.com/docs/fr/agents-and-tools/tool-use/"
+               "programmatic-tool-calling"),
+    SEED_BASH: (DOCS + "agents-and-tools/tool-use/bash-tool", "Korean",
+                "https://platform.claude.com/docs/ko/agents-and-tools/tool-use/bash-tool"),
+    SEED_MANAGED_AGENTS: (DOCS + "managed-agents/self-hosted-sandboxes-custom-tools", "Indonesian",
+                          "https://platform.claude.com/docs/id/managed-agents/"
+                          "self-hosted-sandboxes-custom-tools"),
+}
+
+#: PROTOCOL.md's numbered parts and the public page each gathers its facts from (its "Sources").
+PROTOCOL_PAGES: dict[str, str] = {
+    "1": DOCS + "agents-and-tools/tool-use/programmatic-tool-calling",
+    "2": DOCS + "agents-and-tools/tool-use/code-execution-tool",
+    "3": DOCS + "agents-and-tools/tool-use/text-editor-tool",
+    "4": DOCS + "agents-and-tools/tool-use/bash-tool",
+    "5": DOCS + "api/errors",
+    "6": DOCS + "build-with-claude/streaming",
+    "7": DOCS + "managed-agents/self-hosted-sandboxes",
+    "8": DOCS + "api/models",
+}
+
+
+def page_url(document: str, section: str) -> str | None:
+    """The public documentation page a citation points to (None for captures and for PROTOCOL.md
+    parts gathered from several pages)."""
+    if document in PAGES:
+        return PAGES[document][0]
+    if document == PROTOCOL:
+        number = section.split(".", 1)[0].strip()
+        return PROTOCOL_PAGES.get(number)
+    return None
+
+
+def english_section(document: str, section: str) -> str:
+    """The section's name in English: the translation of a seed heading, the English name a
+    Korean heading carries (``"오류 처리하기 (Handle errors)"`` → ``Handle errors``), or the
+    heading itself when it is English already."""
+    en = english(document, section)
+    if en:
+        return en
+    if section.endswith(")") and " (" in section and not section.isascii():
+        return section[section.rindex(" (") + 2:-1]
+    return section
+
+
 def english(document: str, section: str) -> str | None:
     """The English name of a seed ``section`` (None when it is English already or unknown)."""
     table = ENGLISH_SECTIONS.get(document, {})
@@ -136,6 +193,49 @@ class Source:
     def to_json(self) -> dict[str, object]:
         return {"document": self.document, "section": self.section, "title": self.title,
                 "tag": self.tag}
+
+    @property
+    def url(self) -> str | None:
+        """The public page (English) this citation's section is on."""
+        return page_url(self.document, self.section)
+
+    @property
+    def section_en(self) -> str:
+        return english_section(self.document, self.section)
+
+    def cite(self) -> str:
+        """The citation as a user reads it: the section by its English name and the page to open,
+        ``Handle errors — https://platform.claude.com/docs/en/.../bash-tool (seed 003, Korean:
+        오류 처리하기)``; PROTOCOL.md parts and captures by their names."""
+        mark = "" if self.tag == "D" else f" [{self.tag}]"
+        if self.document in PAGES:
+            _, language, _ = PAGES[self.document]
+            heading = self.section.removesuffix(f" ({self.section_en})")
+            original = f", {language}: {heading}" if heading != self.section_en else ""
+            where = f"seed {self.document[:3]}{original}"
+            return f"{self.section_en} — {self.url} ({where}){mark}"
+        if self.document == PROTOCOL:
+            url = f" — {self.url}" if self.url else ""
+            return f"PROTOCOL.md § {self.section}{url}{mark}"
+        return f"{self}"
+
+    def cite_json(self) -> dict[str, object]:
+        """:meth:`to_json` plus what a user opens: ``url`` and ``section_en``."""
+        out = self.to_json()
+        out["section_en"] = self.section_en
+        if self.url:
+            out["url"] = self.url
+        return out
+
+
+def cite_json_text(src: dict[str, object]) -> str:
+    """:meth:`Source.cite` for a citation as stored (a results file's ``source``)."""
+    try:
+        tag = str(src.get("tag") or "D")
+        return Source(str(src["document"]), str(src["section"]),
+                      tag if tag in ("D", "S", "I", "3P", "?") else "?").cite()  # type: ignore[arg-type]
+    except (KeyError, ValueError):
+        return f"{src.get('document', '?')} § {src.get('title') or src.get('section', '?')}"
 
 
 def seed(document: str, section: str, tag: Tag = "D") -> Source:

@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
         types = ", ".join(sorted(c.applies_to))
         print(f"{c.id}  [{c.severity}]  {c.statement}")
         print(f"    applies to: {types}")
-        print(f"    source: {c.source}")
+        print(f"    source: {c.source.cite()}")
     print(f"{len(checks)} checks")
     return 0

@@ -40,6 +40,17 @@ def _select(key: str, values: list[str]) -> str:
             f"</select></label>")
 
 
+def _source_html(src: dict[str, Any]) -> str:
+    """The citation with its page as a link a user can open."""
+    from simulator.sources import cite_json_text
+
+    text = _e(cite_json_text(src))
+    url = src.get("url")
+    if isinstance(url, str) and url.startswith("https://"):
+        text = text.replace(_e(url), f'<a href="{_e(url)}">{_e(url)}</a>', 1)
+    return text
+
+
 def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
              rerun: str = "") -> str:
     known = is_known(r, verdict)
@@ -53,7 +64,7 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
              "</summary>"]
     if r.get("statement"):
         src = r.get("source") or {}
-        cite = f' <span class="muted">({_e(src["document"])} § {_e(src.get("title") or src["section"])})</span>' if src else ""
+        cite = (f' <span class="muted">(source: {_source_html(src)})</span>' if src else "")
         parts.append(f"<p><em>{_e(r['statement'])}</em>{cite}</p>")
     if r.get("message"):
         # Wrapped text, not a scrolling box: the message is the first thing to read.

@@ -35,6 +35,10 @@ def _details(r: dict[str, Any], rerun: str = "") -> str:
     lines = [r.get("message") or ""]
     if r.get("statement"):
         lines.append(f"Requirement: {r['statement']}")
+        if r.get("source"):
+            from simulator.sources import cite_json_text
+
+            lines.append(f"Source: {cite_json_text(r['source'])}")
     if r.get("received") is not None or r.get("documented") is not None:
         lines.append(f"Received: {format_value(r.get('received'))}")
         lines.append(f"Documented: {format_value(r.get('documented'))}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from simulator.sources import cite_json_text
+
 from .baseline import BaselineVerdict
 from .coverage import coverage_notes, coverage_rows
 from .render_common import (
@@ -56,7 +58,7 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
     out = [f"#### {r['severity']} `{r['check_id']}` on `{r['subject']}`: {tag}", ""]
     if r.get("statement"):
         src = r.get("source") or {}
-        cite = f" ({src['document']} § {src['section']})" if src else ""
+        cite = f" (source: {cite_json_text(src)})" if src else ""
         out += [f"> {r['statement']}{cite}", ""]
     if r.get("message"):
         out += [_text(r["message"].strip()), ""]

@@ -92,7 +92,7 @@ def result_record(result: CheckResult) -> dict[str, Any]:
     check = CATALOG.get(result.check_id)
     if check is not None:
         d["statement"] = check.statement
-        d["source"] = check.source.to_json()
+        d["source"] = check.source.cite_json()
     return d
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any, TextIO
 
+from conformance.catalog import CATALOG
 from conformance.reports.rerun import rerun_command
 from conformance.results import Outcome
 
@@ -34,6 +35,9 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
         print(f"      {r.message}", file=out)
         if r.outcome in (Outcome.FAIL, Outcome.ERROR):
+            chk = CATALOG.get(r.check_id)
+            if chk is not None:
+                print(f"      source:     {chk.source.cite()}", file=out)
             if r.received is not None:
                 print(f"      received:   {readable(r.received)}", file=out)
             if r.documented is not None:
