@@ -61,13 +61,30 @@ def _sse_bytes(event: str, data_json: bytes) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + data_json + b"\n\n"
 
 
+#: How the API writes a ping's payload (a space after the colon; simulator.envelope).
+PING_WIRE = b'{"type": "ping"}'
+
+
+def payload_json(data: Any, pad: int = 0) -> bytes:
+    """A ``data:`` payload as the API writes it: compact JSON, ``pad`` spaces before the closing
+    brace, and a ping as ``{"type": "ping"}`` (:mod:`simulator.envelope` has the evidence)."""
+    if data == {"type": "ping"}:
+        return PING_WIRE
+    raw = compact_json(data).encode()
+    if pad > 0 and raw.endswith(b"}"):
+        return raw[:-1] + b" " * pad + b"}"
+    return raw
+
+
 @dataclass
 class SSEEvent:
     event: str
     data: Any
+    #: Spaces before the payload's closing brace on the wire (not part of the event's value).
+    pad: int = field(default=0, compare=False)
 
     def encode(self) -> bytes:
-        return _sse_bytes(self.event, compact_json(self.data).encode())
+        return _sse_bytes(self.event, payload_json(self.data, self.pad))
 
 
 class EncodedEvent(SSEEvent):
@@ -80,10 +97,11 @@ class EncodedEvent(SSEEvent):
     #: The event as it goes on the wire.
     wire: bytes
 
-    def __init__(self, event: str, data: Any) -> None:  # noqa: D107 - same signature as SSEEvent
+    def __init__(self, event: str, data: Any, pad: int = 0) -> None:  # noqa: D107 - as SSEEvent
         object.__setattr__(self, "event", event)
+        object.__setattr__(self, "pad", pad)
         object.__setattr__(self, "_json", compact_json(data).encode())
-        object.__setattr__(self, "wire", _sse_bytes(event, self._json))
+        object.__setattr__(self, "wire", _sse_bytes(event, payload_json(data, pad)))
 
     @property
     def data(self) -> Any:
@@ -97,7 +115,7 @@ class EncodedEvent(SSEEvent):
         return self.wire
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return EncodedEvent, (self.event, self.data)
+        return EncodedEvent, (self.event, self.data, self.pad)
 
     def __copy__(self) -> EncodedEvent:
         return self  # immutable

@@ -5,7 +5,8 @@
 - a recorded error, or any non-message body: verbatim (``recorded``);
 - a recorded message for ``stream: true``: SSE synthesized from it (``synthesized``; chunk
   lengths seeded by ``seed``, the engine's ``<cassette id>#<exchange index>``);
-- recorded events for ``stream: true``: the events verbatim (``recorded``); for a plain request:
+- recorded events for ``stream: true``: the events verbatim, their payloads padded as the API
+  pads them (``recorded``); for a plain request:
   the message assembled from them (``assembled``), or the stream's ``error`` event as an error.
 
 Recorded ``content-length``/``transfer-encoding``/``content-encoding``/``connection`` headers are
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cassette import Exchange
+from .envelope import draw_pad, rng_for
 from .errors import api_error
 from .http import EncodedEvent, EncodedResponse, SimResponse, compact_json, json_headers
 from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
@@ -72,8 +74,9 @@ def _prepare(ex: Exchange, stream: bool, chunk: int | None, ping_every: int,
     if "events" in rec:
         events = recorded_events(rec["events"])
         if stream:
-            return (status, headers, b"", _encoded(events), _assembled_or_none(events),
-                    "recorded")
+            return (status, headers, b"", _encoded(events, seed if seed is not None
+                                                   else f"exchange {ex.index}"),
+                    _assembled_or_none(events), "recorded")
         try:
             message = assemble_message(events)
         except (StreamError, ValueError, KeyError, TypeError, IndexError):
@@ -99,9 +102,14 @@ def _recorded_headers(rec: dict[str, Any]) -> dict[str, str]:
             if str(k).lower() not in DROP_HEADERS}
 
 
-def _encoded(events: list[Any]) -> tuple[EncodedEvent, ...]:
-    return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data)
-                 for e in events)
+def _encoded(events: list[Any], pad_seed: str | None = None) -> tuple[EncodedEvent, ...]:
+    """Events encoded once; recorded ones (``pad_seed`` given) padded as the API pads its
+    payloads (:mod:`simulator.envelope`), drawn for the exchange: values unchanged."""
+    if pad_seed is None:
+        return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data, e.pad)
+                     for e in events)
+    pads = rng_for(pad_seed, "padding")
+    return tuple(EncodedEvent(e.event, e.data, draw_pad(pads)) for e in events)
 
 
 def _render_error(ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, None, str]:

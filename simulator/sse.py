@@ -17,10 +17,12 @@ measurement)::
                     code (``caller`` not direct), which arrive whole; thinking: thinking_delta
                     chunks then signature_delta; compaction: one compaction_delta; result blocks
                     and anything else: whole in the start event
-    ping            right after the first ``content_block_start`` when that block streams deltas
-                    (live: 125 of 136 streams ping inside their first block, 96 right after its
-                    start); none when the first block arrives whole (a continuation opening with
-                    a result: 5 of 7 live such streams have no ping)
+    ping            drawn per stream as live streams send them (:mod:`simulator.envelope`): the
+                    first right after the first ``content_block_start`` or after its first or
+                    second delta, or none; later ones rarely, anywhere; none when the first block
+                    arrives whole (a continuation opening with a result: 4 of 6 live such
+                    streams have no ping). Written ``{"type": "ping"}``; every other payload
+                    padded with 0 to 15 spaces before its closing brace, as the API pads them
     message_delta   {"delta": {"stop_reason", "stop_sequence", "container"?}, "usage": cumulative,
                     without ``cache_creation``, ``service_tier``, ``inference_geo`` (live: 0 of
                     136; they are in message_start)}
@@ -43,6 +45,7 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .envelope import draw_pad, ping_slots, rng_for
 from .http import SSEEvent
 
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -218,16 +221,9 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
     start_usage = {k: v for k, v in usage.items() if k in START_USAGE_KEYS}
     start_usage["output_tokens"] = start_output_tokens(msg, chunks)
     start_msg["usage"] = start_usage
-    events = [_ev({"type": "message_start", "message": start_msg})]
-    n = 0
+    body: list[SSEEvent] = [_ev({"type": "message_start", "message": start_msg})]
     for i, block in enumerate(content):
-        for j, e in enumerate(_block_events(i, block, chunks)):
-            events.append(e)
-            n += 1
-            if i == 0 and j == 0 and streams_deltas(block):
-                events.append(SSEEvent("ping", {"type": "ping"}))
-            if ping_every and n % ping_every == 0:
-                events.append(SSEEvent("ping", {"type": "ping"}))
+        body.extend(_block_events(i, block, chunks))
     delta: dict[str, Any] = {"stop_reason": msg.get("stop_reason"),
                              "stop_sequence": msg.get("stop_sequence")}
     if "stop_details" in msg:
@@ -235,9 +231,30 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
     if msg.get("container") is not None:
         delta["container"] = msg["container"]
     end_usage = {k: v for k, v in usage.items() if k not in START_ONLY_USAGE_KEYS}
-    events.append(_ev({"type": "message_delta", "delta": delta, "usage": end_usage}))
-    events.append(_ev({"type": "message_stop"}))
-    return events
+    body.append(_ev({"type": "message_delta", "delta": delta, "usage": end_usage}))
+    body.append(_ev({"type": "message_stop"}))
+    return envelope(body, streams_deltas(content[0]) if content else False,
+                    seed if seed is not None else str(msg.get("id", "")), ping_every)
+
+
+def envelope(events: list[SSEEvent], first_streams_deltas: bool, seed: str | int,
+             ping_every: int = 0) -> list[SSEEvent]:
+    """``events`` (no pings) with the envelope of a live stream drawn for ``seed``: pings where
+    live streams send them and each payload's padding (:mod:`simulator.envelope`). With
+    ``ping_every`` > 0 a ping also follows every that many block events."""
+    slots = set(ping_slots([e.event for e in events], first_streams_deltas,
+                           rng_for(seed, "pings")))
+    pads = rng_for(seed, "padding")
+    out: list[SSEEvent] = []
+    n = 0
+    for i, e in enumerate(events):
+        out.append(SSEEvent(e.event, e.data, draw_pad(pads)))
+        if e.event.startswith("content_block_"):
+            n += 1
+        if i in slots or (ping_every and e.event.startswith("content_block_")
+                          and n % ping_every == 0):
+            out.append(SSEEvent("ping", {"type": "ping"}))
+    return out
 
 
 def recorded_events(raw: Iterable[Any]) -> list[SSEEvent]:
