@@ -22,6 +22,8 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +32,9 @@ KINDS = ("request", "response", "sse_events", "error")
 _INDEX = re.compile(r"\b(?:interaction|exchange|step) (\d+)\b")
 _STATUS = re.compile(r"\bHTTP (?:status )?(\d{3})\b")
 _NAME_STATUS = re.compile(r"_(?:response|error)_(\d{3})\.json$")
+#: A ``date`` response header a recorder kept in the note (``"date": "Wed, 20 Aug 2025 …"``).
+_DATE = re.compile(r'"date":\s*"([A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} [\d:]{8} GMT)"',
+                   re.IGNORECASE)
 
 
 class CaptureError(ValueError):
@@ -64,6 +69,24 @@ class Capture:
         if m:
             return int(m.group(1))
         return 200 if self.kind in ("response", "sse_events") else None
+
+
+def recorded_on(capture: Capture) -> date | None:
+    """The day the capture was recorded, when its recorder kept the answer's ``date`` header
+    (in the note, or in a ``headers`` mapping of the data); None when unknown."""
+    texts = [capture.note]
+    d = capture.data
+    h = d.get("headers") if isinstance(d, dict) else None
+    if isinstance(h, dict):
+        texts += [f'"date": "{v}"' for k, v in h.items() if str(k).lower() == "date"]
+    for t in texts:
+        m = _DATE.search(t)
+        if m:
+            try:
+                return parsedate_to_datetime(m.group(1)).date()
+            except (TypeError, ValueError):
+                continue
+    return None
 
 
 def read_capture(path: Path) -> Capture:
@@ -174,6 +197,13 @@ class Recording:
     def prefix(self) -> str:
         return self.exchanges[0].id.split("__")[0] if self.exchanges else ""
 
+    @property
+    def recorded_on(self) -> date | None:
+        """The earliest day any of its captures says it was recorded (None: unknown)."""
+        days = [d for ex in self.exchanges for c in (ex.request, ex.answer) if c is not None
+                for d in (recorded_on(c),) if d is not None]
+        return min(days) if days else None
+
 
 def recordings(captures: Iterable[Capture]) -> list[Recording]:
     """Captures grouped by ``source`` and paired by index: the request and the answer of the same
@@ -219,4 +249,4 @@ def exchanges(captures: Iterable[Capture]) -> list[CapturedExchange]:
 
 
 __all__ = ["Capture", "CaptureError", "CapturedExchange", "Recording", "exchanges",
-           "load_captures", "read_capture", "recordings"]
+           "load_captures", "read_capture", "recorded_on", "recordings"]

@@ -21,14 +21,14 @@ Measured against live counts (real_traffic pydai__327/329: 1,581 and 641 tokens)
 It is neither the API's count nor a bound on it; it is stable (the same request always gets the
 same number) and grows with the prompt. The answer's shape is the API's:
 ``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model id that is not a Claude model id
-is answered as the API does (real_traffic ``pydai__325/326``): 404 ``not_found_error``,
-``model: <id>``.
+the API does not serve (simulator.models; any spelling) is answered as the API does
+(real_traffic ``pydai__325/326``): 404 ``not_found_error``, ``model: <id>``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import api_error, invalid_request
@@ -102,7 +102,8 @@ def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = Non
     return tokens
 
 
-def count_tokens_response(body: Any, *, request_id: str | None = None) -> SimResponse:
+def count_tokens_response(body: Any, *, request_id: str | None = None,
+                          models: Iterable[str] = ()) -> SimResponse:
     """The answer to a ``count_tokens`` request body (errors carry ``request_id`` when given)."""
     rid = request_id
     if not isinstance(body, dict):
@@ -113,12 +114,13 @@ def count_tokens_response(body: Any, *, request_id: str | None = None) -> SimRes
         return invalid_request("model: Field required", request_id=rid)  # [I] as pydantic says
     if not isinstance(body.get("messages"), list):
         return invalid_request("messages: Field required", request_id=rid)
-    if not is_model_id(model):
+    if not is_model_id(model, models):
         return api_error(404, "not_found_error", f"model: {model}", request_id=rid)
     return SimResponse(200, headers=json_headers(), body={"input_tokens": estimate_tokens(body)})
 
 
-def handle_count_tokens(request: SimRequest, *, request_id: str | None = None) -> SimResponse:
+def handle_count_tokens(request: SimRequest, *, request_id: str | None = None,
+                        models: Iterable[str] = ()) -> SimResponse:
     """A :data:`~simulator.http.Handler` for ``/v1/messages/count_tokens`` (the engine passes its
     seeded ``request_id``)."""
     if request.method != "POST":
@@ -130,7 +132,7 @@ def handle_count_tokens(request: SimRequest, *, request_id: str | None = None) -
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         return invalid_request(f"There was an error parsing the body of your request: {e}. The "
                                "body must be a JSON object.", request_id=request_id)
-    return count_tokens_response(body, request_id=request_id)
+    return count_tokens_response(body, request_id=request_id, models=models)
 
 
 __all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "count_tokens_response", "estimate_tokens",

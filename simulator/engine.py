@@ -93,7 +93,7 @@ from .matchers import (
     normalize_path,
     resolve_matchers,
 )
-from .models import lookup
+from .models import env_models, lookup
 from .registry import TOOLS
 from .render import render_exchange
 from .rules import DEFAULT_RULES, DEFINITION_RULES, RULES, Rule, RuleContext, run_rules
@@ -120,7 +120,8 @@ class Simulator(ExchangeFinder, EventLog):
                  faults: FaultPlan | None = None, strict_matching: bool = True, seed: int = 0,
                  state: SimState | None = None, chunk: int | None = None, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = (),
-                 log_limit: int | None = None, replay: str = "once") -> None:
+                 log_limit: int | None = None, replay: str = "once",
+                 models: Iterable[str] = ()) -> None:
         if replay not in REPLAY_MODES:
             raise ValueError(f"replay={replay!r}: expected one of {', '.join(REPLAY_MODES)} "
                              "('repeat' serves already-served exchanges again)")
@@ -145,6 +146,8 @@ class Simulator(ExchangeFinder, EventLog):
         self.faults = faults
         self.strict_matching = strict_matching
         self.state = state or SimState(self.clock)
+        #: Models served beyond the table (simulator.models; $TOOLUSE_MODELS adds more).
+        self.state.extra_models = self.state.extra_models | frozenset(models)
         self.chunk, self.ping_every = chunk, ping_every
         EventLog.__init__(self, log_limit)
         self._cursors = [0] * len(self.cassettes)
@@ -199,7 +202,8 @@ class Simulator(ExchangeFinder, EventLog):
             if path == prefix or path.startswith(prefix + "/"):
                 return self._with_request_id(handler(request), rid)
         if path == COUNT_TOKENS_PATH:  # the token estimate (simulator.count_tokens)
-            return self._with_request_id(handle_count_tokens(request, request_id=rid), rid)
+            return self._with_request_id(handle_count_tokens(
+                request, request_id=rid, models=self.state.extra_models), rid)
         if path != MESSAGES_PATH:
             return self._reject(rid, 404, f"no route {request.method} {path}",
                                 not_found(request_id=rid))
@@ -214,7 +218,8 @@ class Simulator(ExchangeFinder, EventLog):
                 f"({MAX_BODY_BYTES} for the Messages API).", request_id=rid))
         # A body seen before (same bytes, beta header and rules) under a blank state: what was
         # derived from it then (its verdict key, the matchers' keys) holds (history.SEEN).
-        seen_key = (request.body, request.headers.get("anthropic-beta"), self._rule_ids) \
+        judged = self._judged_by()
+        seen_key = (request.body, request.headers.get("anthropic-beta"), judged) \
             if self._memo_rules and self.state.blank() else None
         seen = SEEN.get(seen_key) if seen_key is not None else None
         try:
@@ -237,7 +242,7 @@ class Simulator(ExchangeFinder, EventLog):
         else:
             hist = self._history.analyse(body, self._rule_ids, request.headers, parsed.texts) \
                 if isinstance(body, dict) else None
-            vkey = verdict_key(hist, body, self._rule_ids) \
+            vkey = verdict_key(hist, body, judged) \
                 if hist is not None and self._memo_rules else None
             match_keys = None
         known = VERDICTS.get(vkey) if vkey is not None else None
@@ -407,6 +412,12 @@ class Simulator(ExchangeFinder, EventLog):
                                seed=f"{cassette.id}#{ex.index}")
 
     # --- helpers -----------------------------------------------------------------------------
+
+    def _judged_by(self) -> tuple[Any, ...]:
+        """What a remembered verdict depends on beyond the request: the rules, the models served
+        beyond the table and the day (a model retires on a day)."""
+        return (*self._rule_ids, ("models", tuple(sorted(self.state.extra_models | env_models())),
+                                  self.clock.now().date().isoformat()))
 
     def _follow_recorded_time(self) -> None:
         c = self.cassettes[self._active] if self.cassettes else None

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from .captures import Capture, CapturedExchange, Recording, recordings
+from .clock import FakeClock
 from .rules import DEFAULT_RULES, Rule, Violation
 from .state import SimState, answered_ids, container_param_id, lessons_of
 
@@ -61,6 +63,15 @@ class Replay:
     rules: Sequence[Rule] = DEFAULT_RULES
     #: Capture prefix -> rule ids the recorder's dropped headers make unjudgeable.
     header_gaps: Mapping[str, Iterable[str]] = field(default_factory=dict)
+    #: The day to judge a recording whose day is unknown (None: retirement is not judged for it:
+    #: a retired model was served when the recording was made, on a day the capture does not say).
+    as_of: date | None = None
+    #: Models served beyond the table (as ``Simulator(models=...)``).
+    models: frozenset[str] = frozenset()
+
+
+#: The note a verdict carries when its recording's day is unknown.
+UNDATED = "recording day unknown: model retirement not judged"
 
 
 def _seed_containers(rec: Recording, state: SimState) -> None:
@@ -96,21 +107,24 @@ def judge(captures: Iterable[Capture], replay: Replay | None = None) -> list[Ver
     opts = replay or Replay()
     out: list[Verdict] = []
     for rec in recordings(captures):
-        state = SimState()
+        day = rec.recorded_on or opts.as_of
+        state = SimState(FakeClock(datetime.combine(day, time(12), UTC)) if day else None)
+        state.extra_models = frozenset(opts.models)
         _seed_containers(rec, state)
         for ex in rec.exchanges:
             if ex.request is None:
                 continue
-            out.append(_judge_one(ex, state, opts))
+            out.append(_judge_one(ex, state, opts, dated=day is not None))
             _learn(state, ex)
     return out
 
 
-def _judge_one(ex: CapturedExchange, state: SimState, opts: Replay) -> Verdict:
+def _judge_one(ex: CapturedExchange, state: SimState, opts: Replay, *, dated: bool = True,
+               ) -> Verdict:
     body = ex.body
     if ex.path == COUNT_TOKENS:
         from .count_tokens import count_tokens_response
-        resp = count_tokens_response(body)
+        resp = count_tokens_response(body, models=state.extra_models)
         err = resp.body.get("error") if isinstance(resp.body, dict) else None
         refused = (Violation("count_tokens", str(err.get("message")), resp.status,
                              str(err.get("type"))),) if isinstance(err, dict) else ()
@@ -118,11 +132,14 @@ def _judge_one(ex: CapturedExchange, state: SimState, opts: Replay) -> Verdict:
     if ex.path != MESSAGES or not isinstance(body, dict):
         return Verdict(ex, (), 200, ("not a Messages request: not judged by the rules",))
     gaps = set(opts.header_gaps.get(ex.id.split("__")[0], ())) if ex.headers is None else set()
+    if not dated:
+        gaps.add("model.not_retired")
     rules = [r for r in opts.rules if r.id not in gaps]
     from .rules import RuleContext, run_rules
     ctx = RuleContext(body, ex.headers or {}, state)
     vs = run_rules(ctx, rules)
-    return Verdict(ex, tuple(vs), vs[0].status if vs else 200, tuple(ctx.notes))
+    notes = [*ctx.notes, *(() if dated else (UNDATED,))]
+    return Verdict(ex, tuple(vs), vs[0].status if vs else 200, tuple(notes))
 
 
 def bucket(status: int | None) -> str:
@@ -155,4 +172,4 @@ def agreement_table(verdicts: Iterable[Verdict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["COUNT_TOKENS", "MESSAGES", "Replay", "Verdict", "agreement_table", "bucket", "judge"]
+__all__ = ["COUNT_TOKENS", "MESSAGES", "UNDATED", "Replay", "Verdict", "agreement_table", "bucket", "judge"]

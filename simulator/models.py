@@ -1,14 +1,24 @@
-"""Known Claude models, as the tool registry and the Models API need them.
+"""The Claude models the API serves, as the rules, the tool registry and the Models API need them.
 
-A model is placed in a *generation* so tool versions can say "Claude 4 and later". Unknown model
-ids are never refused by the simulator on compatibility grounds (the API knows models this table
-does not); the compatibility rule only fires for a model listed here.
+A model is placed in a *generation* so tool versions can say "Claude 4 and later". The API
+answers a model it does not serve (any spelling: a misspelled family, a made-up name, a model of
+another vendor) and a retired one with 404 ``not_found_error`` ``model: <id>`` (real_traffic
+pydai__056, pydai__326; issue 25: ``claude-3-5-sonnet-latest`` answered 404 on 2025-11-05, after
+its retirement). So this table is the list of served models: a model it lacks is answered 404.
+
+A model the table does not know yet (a newer one, a private preview) is added without changing
+the code: the environment variable ``TOOLUSE_MODELS`` (ids separated by commas or spaces), the
+``models=`` option of :class:`simulator.engine.Simulator` and of the transports, or ``tooluse
+serve --model ID`` (repeatable). See docs/serve-and-record.md "Models".
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 
 from .sources import SEED_CODE_EXECUTION, SEED_TEXT_EDITOR, Source, protocol, seed
 
@@ -40,6 +50,12 @@ class Model:
     #: Opus/Sonnet/Fable/Mythos models, 200k otherwise [I]; live: real_traffic rubyllm__058
     #: (Haiku 4.5: "> 200000 maximum").
     context_window: int = 200_000
+    #: The day the API stops serving the model (None: no retirement announced). From then on a
+    #: request for it is answered 404 like an unknown model.
+    retired_on: date | None = None
+
+    def retired(self, on: date) -> bool:
+        return self.retired_on is not None and on >= self.retired_on
 
 
 _CE = seed(SEED_CODE_EXECUTION, "featureMetadata.supportedModels")
@@ -73,10 +89,29 @@ MODELS: tuple[Model, ...] = (
           aliases=("claude-opus-4-0",)),
     Model("claude-sonnet-4-20250514", "Claude Sonnet 4", 4.0, ptc=False, lifecycle="deprecated",
           aliases=("claude-sonnet-4-0",)),
+    # Retired models (the model deprecations page of the docs [I]; PROTOCOL.md §3: Sonnet 3.5
+    # and 3.7 "now retired"): served until ``retired_on``, 404 from then on.
     Model("claude-3-7-sonnet-20250219", "Claude Sonnet 3.7", 3.7, ptc=False, code_execution=False,
-          lifecycle="retired", aliases=("claude-3-7-sonnet-latest",)),
+          lifecycle="retired", aliases=("claude-3-7-sonnet-latest",),
+          retired_on=date(2026, 2, 19)),
+    Model("claude-3-5-haiku-20241022", "Claude Haiku 3.5", 3.5, ptc=False, code_execution=False,
+          lifecycle="retired", aliases=("claude-3-5-haiku-latest",),
+          retired_on=date(2026, 2, 19)),
     Model("claude-3-5-sonnet-20241022", "Claude Sonnet 3.5", 3.5, ptc=False, code_execution=False,
-          lifecycle="retired", aliases=("claude-3-5-sonnet-latest",)),
+          lifecycle="retired", aliases=("claude-3-5-sonnet-latest",),
+          retired_on=date(2025, 10, 22)),
+    Model("claude-3-5-sonnet-20240620", "Claude Sonnet 3.5 (June 2024)", 3.5, ptc=False,
+          code_execution=False, lifecycle="retired", retired_on=date(2025, 10, 22)),
+    Model("claude-3-opus-20240229", "Claude Opus 3", 3.0, ptc=False, code_execution=False,
+          lifecycle="retired", aliases=("claude-3-opus-latest",), retired_on=date(2026, 1, 5)),
+    Model("claude-3-sonnet-20240229", "Claude Sonnet 3", 3.0, ptc=False, code_execution=False,
+          lifecycle="retired", retired_on=date(2025, 7, 21)),
+    Model("claude-3-haiku-20240307", "Claude Haiku 3", 3.0, ptc=False, code_execution=False,
+          lifecycle="deprecated"),
+    Model("claude-2.1", "Claude 2.1", 2.1, ptc=False, code_execution=False, lifecycle="retired",
+          retired_on=date(2025, 7, 21)),
+    Model("claude-2.0", "Claude 2.0", 2.0, ptc=False, code_execution=False, lifecycle="retired",
+          retired_on=date(2025, 7, 21)),
 )
 
 MODEL_SOURCES: dict[str, Source] = {
@@ -98,19 +133,29 @@ def lookup(model_id: str) -> Model | None:
     return _BY_ID.get(model_id)
 
 
-#: How a Claude model id looks: ``claude-<family>-<major>[-<minor>][-<YYYYMMDD>|-latest]`` or the
-#: 3.x form ``claude-3[-5|-7]-<family>-<YYYYMMDD>|-latest`` (``@<YYYYMMDD>`` as Vertex AI names
-#: them) [I]. The API knows models this table
-#: does not, so an id of this shape is never refused; any other (a misspelled family such as
-#: ``claude-sonet-4-5``) is answered 404 ``model: <id>`` (real_traffic pydai__056, pydai__326).
-MODEL_ID = re.compile(
-    r"^claude-(?:(?:opus|sonnet|haiku|fable|mythos)-(?:\d+(?:-\d{1,2})?|preview)"
-    r"|\d(?:-\d)?-(?:opus|sonnet|haiku))(?:[-@](?:\d{8}|latest|preview))?(?:-v\d+(?::\d+)?)?$")
+#: The environment variable naming models to serve beyond the table (commas or spaces).
+MODELS_ENV = "TOOLUSE_MODELS"
+_SPLIT = re.compile(r"[\s,]+")
 
 
-def is_model_id(model_id: str) -> bool:
-    """A model the table knows, or an id shaped like a Claude model's (see :data:`MODEL_ID`)."""
-    return lookup(model_id) is not None or bool(MODEL_ID.match(model_id))
+def env_models() -> frozenset[str]:
+    """The model ids of ``$TOOLUSE_MODELS`` (read at each call: a changed variable counts)."""
+    raw = os.environ.get(MODELS_ENV, "")
+    return frozenset(x for x in _SPLIT.split(raw) if x) if raw else frozenset()
+
+
+def is_served(model_id: str, extra: Iterable[str] = (), on: date | None = None) -> bool:
+    """Whether the API serves ``model_id`` (on the day ``on``, when given): a model of the table
+    not retired by then, or one added (``extra``, ``$TOOLUSE_MODELS``)."""
+    m = lookup(model_id)
+    if m is not None:
+        return on is None or not m.retired(on)
+    return model_id in extra or model_id in env_models()
+
+
+def is_model_id(model_id: str, extra: Iterable[str] = ()) -> bool:
+    """A model the table knows (retired ones included) or one added (see :func:`is_served`)."""
+    return lookup(model_id) is not None or model_id in extra or model_id in env_models()
 
 
 def is_haiku_4_5(model_id: str) -> bool:

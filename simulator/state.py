@@ -149,6 +149,8 @@ class SimState:
         self._conversation_of: Mapping[str, Any] | None = None
         self.pending_server_tools: dict[str, str] = {}
         self._uploads: set[str] = set()
+        #: Models served beyond the table (``Simulator(models=...)``; simulator.models).
+        self.extra_models: frozenset[str] = frozenset()
 
     def blank(self) -> bool:
         """Nothing a rule reads from the state: no container, no pending programmatic call, no

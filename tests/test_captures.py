@@ -133,21 +133,54 @@ def test_errors_say_whether_to_retry_as_the_api_does(status: int, retry: str) ->
     assert invalid_request("x").headers["x-should-retry"] == "false"
 
 
-@pytest.mark.parametrize(("model", "known"), [
-    ("claude-sonnet-4-5", True), ("claude-3-5-haiku-latest", True),
-    ("claude-3-haiku-20240307", True), ("claude-sonnet-4-5@20250929", True),
-    ("claude-mythos-preview", True), ("claude-opus-9", True),  # a model this table lacks
-    ("claude-sonet-4-5", False), ("claude-does-not-exist", False), ("claude-", False)])
-def test_model_ids_are_judged_by_their_shape(model: str, known: bool) -> None:
+@pytest.mark.parametrize(("model", "served"), [
+    ("claude-sonnet-4-5", True), ("claude-sonnet-4-5-20250929", True), ("claude-opus-4-8", True),
+    ("claude-3-haiku-20240307", True),
+    # any name the API does not serve, whatever its spelling (issue 25, pydai__056, pydai__326)
+    ("claude-sonet-4-5", False), ("claude-does-not-exist", False), ("claude-", False),
+    ("claude-opus-9", False), ("this-model-does-not-exist-12345", False), ("gpt-4o", False),
+    ("m", False), ("", False)])
+def test_a_model_the_api_does_not_serve_is_answered_404(model: str, served: bool) -> None:
     from simulator.models import is_model_id
     from simulator.rules import RULES, RuleContext
     from simulator.state import SimState
-    assert is_model_id(model) is known
+    assert is_model_id(model) is served
     body = {"model": model, "max_tokens": 1, "messages": []}
     got = RULES["model.known"].check(RuleContext(body, {}, SimState()))
-    assert got == (None if known else f"model: {model}")
-    # placeholder names of tests and stubs are left alone
-    assert RULES["model.known"].check(RuleContext({**body, "model": "m"}, {}, SimState())) is None
+    assert got == (None if served else f"model: {model}")
+
+
+def test_a_model_is_added_by_option_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simulator.rules import RULES, RuleContext
+    from simulator.state import SimState
+    body = {"model": "claude-opus-9", "max_tokens": 1, "messages": []}
+    state = SimState()
+    assert RULES["model.known"].check(RuleContext(body, {}, state)) == "model: claude-opus-9"
+    state.extra_models = frozenset({"claude-opus-9"})
+    assert RULES["model.known"].check(RuleContext(body, {}, state)) is None
+    monkeypatch.setenv("TOOLUSE_MODELS", "my-model, claude-opus-9 other")
+    assert RULES["model.known"].check(RuleContext(body, {}, SimState())) is None
+    assert RULES["model.known"].check(RuleContext({**body, "model": "other"}, {}, SimState())) \
+        is None
+
+
+@pytest.mark.parametrize(("model", "day", "refused"), [
+    ("claude-3-5-sonnet-latest", "2025-10-21", False), ("claude-3-5-sonnet-latest", "2025-10-22", True),
+    ("claude-3-5-sonnet-latest", "2025-11-05", True), ("claude-3-5-sonnet-20241022", "2026-12-02", True),
+    ("claude-3-7-sonnet-latest", "2026-02-18", False), ("claude-3-7-sonnet-20250219", "2026-02-19", True),
+    ("claude-3-5-haiku-latest", "2026-03-01", True), ("claude-sonnet-4-5", "2030-01-01", False)])
+def test_a_retired_model_is_answered_404_from_its_retirement_day(model: str, day: str,
+                                                                  refused: bool) -> None:
+    from datetime import datetime
+
+    from simulator.clock import FakeClock
+    from simulator.rules import RULES, RuleContext
+    from simulator.state import SimState
+    state = SimState(FakeClock(datetime.fromisoformat(day + "T12:00:00+00:00")))
+    body = {"model": model, "max_tokens": 1, "messages": []}
+    got = RULES["model.not_retired"].check(RuleContext(body, {}, state))
+    assert got == (f"model: {model}" if refused else None)
+    assert RULES["model.known"].check(RuleContext(body, {}, state)) is None  # known, retired
 
 
 def test_the_engine_alone_serves_count_tokens_with_its_seeded_ids() -> None:

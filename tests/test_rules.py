@@ -73,6 +73,10 @@ CASES: dict[str, Case] = {
     "model.known": Case(
         body([user("hi")], model="claude-sonet-4-5"), body([user("hi")], model="claude-sonnet-4-5"),
         "model: claude-sonet-4-5"),
+    # Retired on 2025-10-22: refused by the simulator's clock (the system clock here).
+    "model.not_retired": Case(
+        body([user("hi")], model="claude-3-5-sonnet-latest"),
+        body([user("hi")], model="claude-sonnet-4-5"), "model: claude-3-5-sonnet-latest"),
     "container.param_is_string": Case(
         body([user("hi")], container={"id": "container_1"}),
         body([user("hi")], container={"id": "container_1"}),

@@ -15,12 +15,27 @@ from simulator.state import SimState
 HAIKU = "claude-haiku-4-5-20251001"
 
 
-def ids(b: dict[str, Any], headers: dict[str, str] | None = None) -> list[str]:
-    return [v.rule_id for v in check_request(b, headers or {}, SimState())]
+def ids(b: dict[str, Any], headers: dict[str, str] | None = None, on: str | None = None) -> list[str]:
+    return [v.rule_id for v in check_request(b, headers or {}, _state(on))]
 
 
-def messages_of(b: dict[str, Any], headers: dict[str, str] | None = None) -> list[str]:
-    return [v.message for v in check_request(b, headers or {}, SimState())]
+def messages_of(b: dict[str, Any], headers: dict[str, str] | None = None,
+                on: str | None = None) -> list[str]:
+    return [v.message for v in check_request(b, headers or {}, _state(on))]
+
+
+def _state(on: str | None) -> SimState:
+    """A state whose clock is on the day ``on`` (a retired model is judged as it was then)."""
+    if on is None:
+        return SimState()
+    from datetime import datetime
+
+    from simulator.clock import FakeClock
+    return SimState(FakeClock(datetime.fromisoformat(on + "T10:00:00+00:00")))
+
+
+#: A day Claude Sonnet 3.5 and 3.7 were still served (retired 2025-10-22 and 2026-02-19).
+SERVED_THEN = "2025-06-02"
 
 
 def test_registry_refuses_a_duplicate_rule_id() -> None:
@@ -69,8 +84,10 @@ def test_unknown_models_are_not_refused_on_compatibility() -> None:
 def test_legacy_bash_needs_computer_use_beta_and_old_model() -> None:
     b = body([user("hi")], tools=[{"type": "bash_20241022", "name": "bash"}],
              model="claude-3-5-sonnet-20241022")
-    assert ids(b) == ["beta.legacy_header_required"]
-    assert ids(b, {"anthropic-beta": "computer-use-2024-10-22"}) == []
+    assert ids(b, on=SERVED_THEN) == ["beta.legacy_header_required"]
+    assert ids(b, {"anthropic-beta": "computer-use-2024-10-22"}, on=SERVED_THEN) == []
+    # Since its retirement, the model itself is answered 404 first.
+    assert ids(b)[0] == "model.not_retired"
 
 
 def test_several_beta_values_only_the_malformed_ones_are_named() -> None:
@@ -158,7 +175,7 @@ def test_sonnet_37_has_no_code_execution_and_claude_4_gets_the_newer_editor() ->
     sonnet37 = "claude-3-7-sonnet-20250219"
     b = body([user("hi")], tools=[{"type": "code_execution_20250825", "name": "code_execution"}],
              model=sonnet37)
-    assert messages_of(b)[0] == ("tools.0.code_execution_20250825: `code_execution_20250825` is "
+    assert messages_of(b, on=SERVED_THEN)[0] == ("tools.0.code_execution_20250825: `code_execution_20250825` is "
                                  "not supported on model `claude-3-7-sonnet-20250219`.")
     sonnet4 = "claude-sonnet-4-20250514"
     # Live captures (2025) show code execution 20250825 accepted on claude-sonnet-4-0 [3P];

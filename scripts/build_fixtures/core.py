@@ -9,14 +9,15 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from simulator.cassette import CASSETTE_VERSION
+from simulator.models import lookup
 from simulator.sources import Source
 
 from . import sse
-from .ids import Clock, Ids, rfc3339, rfc3339_micro
+from .ids import CLOCK_START, Clock, Ids, rfc3339, rfc3339_micro
 
 JSON = dict[str, Any]
 
@@ -83,6 +84,8 @@ class CassetteBuilder:
         self.id = f"{family}/{tool_type}/{scenario}{'_streamed' if streamed else ''}"
         self.title = title + (" (streamed)" if streamed else "")
         self.sources = list(sources)
+        self.clock = Clock()
+        self.exchanges: list[JSON] = []
         self.model = model
         self.tools = tools or []
         self.streamed = streamed
@@ -91,13 +94,26 @@ class CassetteBuilder:
         #: The scenario, without the variant (``_streamed``): what both variants share.
         self.key = f"{family}/{tool_type}/{scenario}"
         self.ids = Ids(self.key)
-        self.clock = Clock()
-        self.exchanges: list[JSON] = []
         self.error_codes: set[str] = set()
         self.stop_reasons: set[str] = set()
         self.rules: set[str] = set()
         self.statuses: set[int] = set()
         self.extra_tags: dict[str, Any] = {}
+
+    @property
+    def model(self) -> str | None:
+        return self._model
+
+    @model.setter
+    def model(self, value: str | None) -> None:
+        """The cassette's model; one retired by :data:`CLOCK_START` moves the clock back to a day
+        it was served (140 days before its retirement), so the recording stays true to its day."""
+        self._model = value
+        m = lookup(value) if value else None
+        if m is not None and m.retired_on is not None and not self.exchanges \
+                and m.retired_on <= CLOCK_START.date():
+            self.clock = Clock(datetime.combine(m.retired_on - timedelta(days=140),
+                                                CLOCK_START.timetz()))
 
     # --- envelopes -----------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from .base import RULES, Rule, RuleContext, Violation, rule, run_rules
 
 #: Check order: the request as a whole, then tool definitions, then the conversation, then state.
 ORDER = (
-    "request.schema", "model.known", "container.param_is_string", "effort.supported_level",
+    "request.schema", "model.known", "model.not_retired", "container.param_is_string", "effort.supported_level",
     "thinking.budget_below_max_tokens", "content.file_source_needs_files_beta",
     "request.prompt_within_context_window", "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
     "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..count_tokens import estimate_tokens, message_chars
 from ..models import is_model_id, lookup
-from ..sources import capture
+from ..sources import capture, protocol
 from .base import RuleContext, rule
 
 MODEL_NOT_FOUND = "model: {model}"
@@ -35,13 +35,29 @@ SOURCE_TAGS = {"document": "'base64', 'content', 'text', 'url'", "image": "'base
 
 
 @rule("model.known", source=capture("pydai__056", "pydai__326"),
-      statement="The model names a Claude model (a misspelled id is answered 404).",
+      statement="The model is one the API serves: any other name (a misspelled family, a made-up "
+                "or another vendor's model) is answered 404. Models beyond the simulator's table "
+                "are added with $TOOLUSE_MODELS, Simulator(models=...) or tooluse serve --model.",
       message=MODEL_NOT_FOUND, status=404, error_type="not_found_error")
 def model_known(ctx: RuleContext) -> str | None:
-    # Only ids that start with ``claude-`` are judged: tests and stubs send placeholder names
-    # ("m", "test-model") the simulator cannot tell from models it does not know [I].
+    # Any spelling is judged (issue 25: `this-model-does-not-exist-12345` is a live 404): the
+    # API serves the models of its list, whatever the name looks like. A missing or non-string
+    # model is left to request.schema ("model: Field required").
     model = ctx.body.get("model")
-    if isinstance(model, str) and model.startswith("claude-") and not is_model_id(model):
+    if isinstance(model, str) and not is_model_id(model, ctx.state.extra_models):
+        return MODEL_NOT_FOUND.format(model=model)
+    return None
+
+
+@rule("model.not_retired", source=protocol("3. Text editor tool", "I"),
+      statement="The model is not retired: from its retirement day the API answers a request for "
+                "it as for an unknown model (404 `model: <id>`; issue 25: claude-3-5-sonnet-latest "
+                "answered 404 on 2025-11-05). The day is the simulator's clock's.",
+      message=MODEL_NOT_FOUND, status=404, error_type="not_found_error")
+def model_not_retired(ctx: RuleContext) -> str | None:
+    model = ctx.body.get("model")
+    m = lookup(model) if isinstance(model, str) else None
+    if m is not None and m.retired(ctx.state.now().date()):
         return MODEL_NOT_FOUND.format(model=model)
     return None
 

@@ -124,6 +124,12 @@ LIVE_REFUSALS: tuple[tuple[str, str, str, Any, Any, str | None], ...] = (
     ("model.known", "reject_misspelled_model", "a misspelled model id is answered 404",
      capture("pydai__055", "pydai__056"), lambda body: body.update(model="claude-sonet-4-5"),
      None),
+    ("model.known", "reject_unknown_model_name", "a model name the API does not serve (any "
+     "spelling) is answered 404", capture("pydai__326"),
+     lambda body: body.update(model="this-model-does-not-exist-12345"), None),
+    ("model.not_retired", "reject_retired_model", "a retired model is answered 404 like an "
+     "unknown one", protocol("3. Text editor tool", "I"),
+     lambda body: body.update(model="claude-3-5-sonnet-latest"), None),
     ("container.param_is_string", "reject_container_object",
      "`container` sent as an object (without the skills beta)", capture("pydai__323", "pydai__324"),
      lambda body: body.update(container={"id": "container_011CWHPPTDTn1XufeRB9uHeH"}), None),
