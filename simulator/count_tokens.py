@@ -20,8 +20,7 @@ Measured against live counts (real_traffic pydai__327/329: 1,581 and 641 tokens)
 
 It is neither the API's count nor a bound on it; it is stable (the same request always gets the
 same number) and grows with the prompt. The answer's shape is the API's:
-``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model id that is not a Claude model id
-the API does not serve (simulator.models; any spelling) is answered as the API does
+``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model the API does not serve (simulator.models; any spelling) is answered as the API does
 (real_traffic ``pydai__325/326``): 404 ``not_found_error``, ``model: <id>``.
 """
 
