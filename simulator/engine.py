@@ -20,6 +20,9 @@ API::
     Simulator(c, rules=ALL_RULES)     # also the rules off by default (messages.roles.alternate)
     Simulator(c, replay="repeat")     # serve already-served exchanges again (load tests, serve)
     Simulator(c, matchers="tolerant") # a named matcher set (simulator.matchers.MATCHER_SETS)
+    Simulator(c, models=["claude-opus-9"])   # serve a model the table lacks (simulator.models)
+    Simulator(c, check_headers=False) # no 401/400 for a request without x-api-key or
+                                      # anthropic-version (simulator.headers)
 
 Per ``POST /v1/messages``: (1) the rules run on the request (first violation answered with HTTP
 400 ``invalid_request_error``; when the next exchange of a cassette has ``expect_rule`` equal to
@@ -83,6 +86,7 @@ from .events import (
 )
 from .faults import FaultPlan, apply_fault
 from .finder import ExchangeFinder, _p
+from .headers import checks_on_by_default, header_error
 from .history import SEEN, VERDICTS, History, RequestHistory, body_depth, verdict_key
 from .http import Handler, SimRequest, SimResponse
 from .matchers import (
@@ -121,7 +125,7 @@ class Simulator(ExchangeFinder, EventLog):
                  state: SimState | None = None, chunk: int | None = None, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = (),
                  log_limit: int | None = None, replay: str = "once",
-                 models: Iterable[str] = ()) -> None:
+                 models: Iterable[str] = (), check_headers: bool | None = None) -> None:
         if replay not in REPLAY_MODES:
             raise ValueError(f"replay={replay!r}: expected one of {', '.join(REPLAY_MODES)} "
                              "('repeat' serves already-served exchanges again)")
@@ -148,6 +152,9 @@ class Simulator(ExchangeFinder, EventLog):
         self.state = state or SimState(self.clock)
         #: Models served beyond the table (simulator.models; $TOOLUSE_MODELS adds more).
         self.state.extra_models = self.state.extra_models | frozenset(models)
+        #: Answer a request without ``x-api-key``/``anthropic-version`` as the API does
+        #: (simulator.headers); default on unless $TOOLUSE_HEADER_CHECKS turns it off.
+        self.check_headers = checks_on_by_default() if check_headers is None else check_headers
         self.chunk, self.ping_every = chunk, ping_every
         EventLog.__init__(self, log_limit)
         self._cursors = [0] * len(self.cassettes)
@@ -198,6 +205,11 @@ class Simulator(ExchangeFinder, EventLog):
     def _handle(self, request: SimRequest) -> SimResponse:
         rid = self._ids.new()
         path = normalize_path(request.path)
+        if self.check_headers:
+            refused = header_error(request.headers, rid)
+            if refused is not None:
+                return self._reject(rid, refused.status, refused.body["error"]["message"],
+                                    refused)
         for prefix, handler in self._mounts:
             if path == prefix or path.startswith(prefix + "/"):
                 return self._with_request_id(handler(request), rid)

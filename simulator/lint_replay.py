@@ -14,6 +14,7 @@ from typing import Any
 
 from .cassette import Cassette
 from .clock import parse_rfc3339
+from .headers import replay_headers
 from .http import SimRequest, SimResponse
 
 
@@ -38,7 +39,8 @@ def replay_unavailable() -> str | None:
 def _request(req: dict[str, Any]) -> SimRequest:
     body = req.get("body")
     raw = b"" if body is None else json.dumps(body).encode()
-    return SimRequest(method=req["method"], path=req["path"], headers=dict(req.get("headers") or {}),
+    # A recorded request, replayed: its recorder dropped the key (simulator.headers).
+    return SimRequest(method=req["method"], path=req["path"], headers=replay_headers(req.get("headers")),
                       query={k: str(v) for k, v in (req.get("query") or {}).items()}, body=raw)
 
 

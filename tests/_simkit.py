@@ -81,10 +81,15 @@ def cassette(*exchanges: dict[str, Any], id: str = "tests/inline", model: str = 
                            "exchanges": list(exchanges)}, f"<memory:{id}>")
 
 
+#: What every API client sends (the SDK does): the engine answers a request without them 401/400
+#: (simulator.headers). The key is a placeholder.
+API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+
+
 def post(b: Any, headers: dict[str, str] | None = None, path: str = "/v1/messages") -> SimRequest:
     raw = b if isinstance(b, bytes) else json.dumps(b).encode()
-    return SimRequest("POST", path, {"content-type": "application/json", **(headers or {})},
-                      body=raw)
+    return SimRequest("POST", path, {"content-type": "application/json", **API_HEADERS,
+                                     **(headers or {})}, body=raw)
 
 
 def error_of(resp: SimResponse) -> tuple[int, str, str]:

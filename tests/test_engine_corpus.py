@@ -14,6 +14,7 @@ import pytest
 from simulator.cassette import Cassette, default_fixtures_root, iter_corpus
 from simulator.clock import FakeClock
 from simulator.engine import Simulator
+from simulator.headers import replay_headers
 from simulator.http import SimRequest
 from simulator.rules import RULES
 
@@ -47,7 +48,7 @@ def test_corpus_cassette_replays_verbatim(c: Cassette) -> None:
         if at is not None and at > clock.now():
             clock.advance((at - clock.now()).total_seconds())
         req = ex.request
-        got = sim(SimRequest(req["method"], req["path"], dict(req.get("headers") or {}),
+        got = sim(SimRequest(req["method"], req["path"], replay_headers(req.get("headers")),
                              {k: str(v) for k, v in (req.get("query") or {}).items()},
                              json.dumps(req.get("body")).encode()))
         where = f"{Path(str(c.path)).name}#/exchanges/{ex.index}"

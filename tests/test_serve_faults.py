@@ -197,7 +197,9 @@ def test_tooluse_serve_memory_stays_bounded(tmp_path: Any) -> None:
         url = proc.stdout.readline().decode().strip()
         body = json.dumps({"model": "claude-opus-5-5", "max_tokens": 1, "messages": [
             {"role": "user", "content": "x" * 20_000}]}).encode()
-        raw = request_bytes("POST", "/v1/messages", {"content-type": "application/json"}, body)
+        raw = request_bytes("POST", "/v1/messages", {"content-type": "application/json",
+                                                     "x-api-key": "test-key",
+                                                     "anthropic-version": "2023-06-01"}, body)
         sizes = []
         for rounds in (800, 800, 800):
             for _ in range(rounds):

@@ -189,6 +189,29 @@ def _tooluse(*args: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+#: What every API client sends (simulator.headers; the key is a placeholder).
+API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+
+
+def test_tooluse_serve_without_headers_is_answered_as_the_api_does(tmp_path: Path) -> None:
+    """A client sending no key gets the API's 401; --no-header-checks serves it."""
+    path = _cassette(tmp_path)
+    for extra, want in (([], 401), (["--no-header-checks"], 200)):
+        proc = _tooluse("serve", str(path), "--port", "0", *extra)
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            r = httpx2.post(f"{url}/v1/messages", timeout=10, json={
+                "model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]})
+            assert r.status_code == want, r.text
+            if want == 401:
+                assert r.json()["error"] == {"type": "authentication_error",
+                                             "message": "x-api-key header is required"}
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=10)
+
+
 def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
     pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
     proc = _tooluse("serve", str(_cassette(tmp_path)), "--port", "0")
@@ -198,7 +221,7 @@ def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
         assert url.startswith("http://127.0.0.1:") and not url.endswith(":0")
         r = httpx2.post(f"{url}/v1/messages", json={
             "model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]},
-            timeout=10)
+            headers=API_HEADERS, timeout=10)
         assert r.json()["content"][0]["text"] == "Hello from the cassette."
         assert httpx2.get(f"{url}/v1/models/{MODEL}").json()["id"] == MODEL
     finally:
@@ -232,7 +255,7 @@ def test_fault_options_reach_the_engine(tmp_path: Path) -> None:
     args = build_parser().parse_args(["serve", str(_cassette(tmp_path)), "--fault", "overloaded=1"])
     routes = build(str(args.cassettes), **engine_options(args))
     hello = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]}
-    resp = routes(SimRequest("POST", "/v1/messages", body=json.dumps(hello).encode()))
+    resp = routes(SimRequest("POST", "/v1/messages", API_HEADERS, body=json.dumps(hello).encode()))
     assert resp.status == 529 and resp.body["error"]["type"] == "overloaded_error"
 
 
@@ -244,7 +267,7 @@ def test_tooluse_replay_narrates_and_summarises(tmp_path: Path, send: bool) -> N
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
         if send:
-            r = httpx2.post(f"{url}/v1/messages", timeout=10, json={
+            r = httpx2.post(f"{url}/v1/messages", timeout=10, headers=API_HEADERS, json={
                 "model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hi"}]})
             assert r.status_code == 200
     finally:

@@ -16,9 +16,11 @@ from . import EXIT_FAIL, EXIT_OK
 from .serve import (
     add_fault_options,
     add_matching_option,
+    add_request_options,
     add_server_options,
     engine_options,
     load_cassettes_arg,
+    request_options,
     serve,
 )
 
@@ -31,6 +33,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     add_server_options(p)
     add_matching_option(p)
     add_fault_options(p)
+    add_request_options(p)
     return p
 
 
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     cassettes = load_cassettes_arg(args)
     # No log limit: the summary at the end counts what the log holds.
-    routes = build(cassettes, **engine_options(args))
+    routes = build(cassettes, **engine_options(args), **request_options(args))
 
     def narrated(request: SimRequest) -> SimResponse:
         response = routes(request)

@@ -37,6 +37,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     add_server_options(p)
     add_matching_option(p)
     add_fault_options(p)
+    add_request_options(p)
     return p
 
 
@@ -49,6 +50,26 @@ def add_matching_option(p: argparse.ArgumentParser) -> None:
                         "history or a restart with the new question alike; what was normalised "
                         "is sent in the x-tooluse-normalised response header "
                         "(simulator.matchers.TOLERANT_MATCHERS)")
+
+def add_request_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", action="append", default=[], metavar="ID", dest="models",
+                   help="serve this model too (repeatable): a model the simulator's table lacks "
+                        "is answered 404 as the API answers a model it does not serve; "
+                        "$TOOLUSE_MODELS adds more (simulator.models)")
+    p.add_argument("--no-header-checks", action="store_true",
+                   help="answer requests without x-api-key or anthropic-version (the API answers "
+                        "401 / 400; for clients that cannot send them; $TOOLUSE_HEADER_CHECKS=0 "
+                        "does the same)")
+
+
+def request_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Engine keyword arguments from ``--model``/``--no-header-checks``."""
+    out: dict[str, Any] = {}
+    if getattr(args, "models", None):
+        out["models"] = tuple(args.models)
+    if getattr(args, "no_header_checks", False):
+        out["check_headers"] = False
+    return out
 
 
 def add_fault_options(p: argparse.ArgumentParser) -> None:
@@ -158,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
                        replay="repeat" if getattr(args, "repeat", False) else "once",
-                       **engine_options(args))
+                       **engine_options(args), **request_options(args))
     except ImportError as e:
         raise UsageError(f"the replay engine is not available ({e})") from None
     serve(routes, args, f"serving {len(cassettes)} cassette(s)")

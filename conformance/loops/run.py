@@ -25,6 +25,7 @@ from typing import Any
 
 from conformance.subjects.host import accepts_keyword
 from simulator.engine import Simulator
+from simulator.headers import replay_headers
 from simulator.http import SimRequest, SimResponse
 from simulator.matchers import Matcher
 from simulator.routes import MessageThreads
@@ -79,7 +80,8 @@ class Harness:
                                 matchers=matching)
         self.outcome = LoopOutcome(scenario)
         for ex in self.cassette.exchanges[:scenario.setup]:  # an earlier conversation, as recorded
-            self.engine(SimRequest("POST", ex.request["path"], {}, {},
+            self.engine(SimRequest("POST", ex.request["path"],
+                                   replay_headers(ex.request.get("headers")), {},
                                    json.dumps(ex.request["body"]).encode()))
         self.first_seq = len(self.engine.log)
         # The SDK (2.10) tool runner keeps a conversation in a server-side message thread by

@@ -64,11 +64,24 @@ def _rule_checker() -> tuple[Any, Any] | str:
 
 def replay_refusals(cassette: Cassette, check_request: Any, state_factory: Any) -> list[Refusal]:
     """Run each recorded request, in order, through the rules with the state a replay builds."""
+    from simulator.clock import FakeClock, parse_rfc3339
     from simulator.state import container_param_id
 
-    state = state_factory()
+    # Judged on the recording's own days (a model retired since was served then).
+    start = parse_rfc3339(cassette.clock_start) if cassette.clock_start else None
+    clock = FakeClock(start) if start is not None else None
+    state = state_factory(clock) if clock is not None else state_factory()
+    # A model the recording shows answered was served to it (a newer model than the
+    # simulator's table knows, or a test's placeholder): not a protocol change to report.
+    state.extra_models = frozenset(
+        str(ex.request_body["model"]) for ex in cassette.exchanges
+        if isinstance(ex.request_body, dict) and isinstance(ex.request_body.get("model"), str)
+        and isinstance(ex.response.get("status"), int) and ex.response["status"] < 400)
     out: list[Refusal] = []
     for ex in cassette.exchanges:
+        at = parse_rfc3339(ex.at) if clock is not None and ex.at else None
+        if clock is not None and at is not None and at > clock.now():
+            clock.advance((at - clock.now()).total_seconds())
         body = ex.request_body
         path = str(ex.request.get("path", "")).split("?", 1)[0]
         if not isinstance(body, dict) or not path.endswith("/v1/messages"):

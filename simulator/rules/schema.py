@@ -32,28 +32,25 @@ def _validator() -> Any:
     return fn
 
 
-def _api_path(pointer: str) -> str:
-    """``/messages/0/content`` → ``messages.0.content`` (how the API names a field)."""
-    return ".".join(p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/") if p)
-
-
-def _first_error(result: Any) -> str | None:
-    """The first error-level violation that no other (more precise) rule answers."""
+def _first_error(result: Any, body: Any = None) -> str | None:
+    """The first error-level violation that no other (more precise) rule answers, worded as the
+    API words it (:mod:`simulator.rules.wording`)."""
     from .base import RULES
+    from .wording import api_message
     for v in result or []:
         if getattr(v, "severity", "error") != "error":
             continue
         if getattr(v, "rule", None) in RULES and v.rule != "request.schema":
             continue  # that rule gives the API's own message
-        where = _api_path(str(getattr(v, "pointer", "")))
-        msg = str(getattr(v, "message", v))
-        return f"{where}: {msg}" if where else msg
+        return api_message(str(getattr(v, "pointer", "")), str(getattr(v, "rule", "")),
+                           str(getattr(v, "message", v)), body)
     return None
 
 
 @rule("request.schema", source=protocol("5. Error responses: Status to type", "I"),
-      statement="The request body is a valid Messages API request.",
-      message="{pointer}: {problem}")
+      statement="The request body is a valid Messages API request (the problem worded as the "
+                "API words it: simulator.rules.wording).",
+      message="{location}: {problem}")
 def request_schema(ctx: RuleContext) -> str | None:
     validate = _validator()
     if validate is None:
@@ -68,4 +65,4 @@ def request_schema(ctx: RuleContext) -> str | None:
             for _, f in unknown:
                 f.valid = True
             return None
-    return _first_error(validate(dict(ctx.body), "request", strict=False))
+    return _first_error(validate(dict(ctx.body), "request", strict=False), ctx.body)
