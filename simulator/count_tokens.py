@@ -1,31 +1,38 @@
 """``POST /v1/messages/count_tokens`` and the token estimate it (and the context-window rule) use.
 
-The simulator has no tokenizer, so the count is an **estimate**, computed from the request as
-sent (``system``, ``messages``, ``tools``, ``tool_choice``):
+The simulator has no tokenizer, so the count is an **estimate** of what the model reads, computed
+from the request as sent (``system``, ``messages``, ``tools``):
 
-- text: every string of those fields (keys included, so tool schemas count) adds its length in
-  characters; numbers and booleans their printed length; the total is divided by
-  :data:`CHARS_PER_TOKEN` (4, the usual rule of thumb for English) and rounded up;
+- text the model reads (message text, tool inputs as JSON, tool results, the system prompt, each
+  custom tool's definition as JSON) adds its characters, divided by :data:`CHARS_PER_TOKEN` (4,
+  the usual rule of thumb for English) and rounded up; the JSON structure of the request (its
+  keys, ``type`` tags, ids, signatures) is not read by the model and adds nothing;
+- each message adds :data:`PER_MESSAGE` tokens (its turn marker) and the prompt
+  :data:`BASE_TOKENS`; each tool call and tool result :data:`CALL_TOKENS` (the markup the model
+  reads around them);
 - an image block adds :data:`IMAGE_TOKENS` (the documented cost of a full-size image, about
   1,600 tokens) whatever its bytes; a base64 document adds one token per
-  :data:`DOCUMENT_BYTES_PER_TOKEN` characters of its data, not its characters;
+  :data:`DOCUMENT_BYTES_PER_TOKEN` characters of its data;
 - a request with ``tools`` adds the documented tool-use system prompt (:data:`TOOL_SYSTEM_PROMPT`:
   346 tokens with ``tool_choice`` auto/none, 313 with any/tool, the tool-use pricing table of
-  the docs), and each client built-in tool its documented definition cost
-  (:data:`BUILTIN_TOOL_TOKENS`: bash 245, text editor 700); other built-in tools add nothing
-  (their cost is not documented).
+  the docs), and each client built-in tool its definition cost (:data:`BUILTIN_TOOL_TOKENS`:
+  bash 245 and text editor 700 documented; memory measured live).
 
-Measured against live counts (real_traffic pydai__327/329: 1,581 and 641 tokens) the estimate is
-366 and 424: low where a built-in tool's undocumented prompt dominates (memory).
+Measured against live counts (``tests/test_count_tokens_live.py``): the docs' two examples (14 and
+403 tokens), real_traffic pydai__327/329 (1,581 and 641): every estimate within 25 %. An earlier
+estimate counted the request's JSON keys as text and was up to 2x high on small requests (issue
+25: 67 for a live 36, 20 for 11).
 
 It is neither the API's count nor a bound on it; it is stable (the same request always gets the
 same number) and grows with the prompt. The answer's shape is the API's:
-``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model the API does not serve (simulator.models; any spelling) is answered as the API does
-(real_traffic ``pydai__325/326``): 404 ``not_found_error``, ``model: <id>``.
+``{"input_tokens": N}`` (SDK ``MessageTokensCount``). A model the API does not serve
+(simulator.models; any spelling) is answered as the API does (real_traffic ``pydai__325/326``):
+404 ``not_found_error``, ``model: <id>``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -37,13 +44,24 @@ from .models import is_model_id
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600
 DOCUMENT_BYTES_PER_TOKEN = 64
-COUNTED_FIELDS = ("system", "messages", "tools", "tool_choice")
+#: The prompt's own tokens, each message's turn marker, each tool call's and result's markup
+#: [I: fitted to the docs' count_tokens examples and real_traffic pydai__329, within 25 %].
+BASE_TOKENS = 3
+PER_MESSAGE = 3
+CALL_TOKENS = 40
 TOOL_SYSTEM_PROMPT = {"auto": 346, "none": 346, "any": 313, "tool": 313}
-BUILTIN_TOOL_TOKENS = {"bash": 245, "text_editor": 700}
+#: Built-in client tools' definition cost: bash 245, text editor 700 (the tools' docs); memory
+#: 1,225 [3P: real_traffic pydai__327/328, 1,581 live for one short message with it].
+BUILTIN_TOOL_TOKENS = {"bash": 245, "text_editor": 700, "memory": 1225}
+#: Keys whose values the model does not read (tags, ids, signatures, cache settings).
+_UNREAD = frozenset({"type", "id", "tool_use_id", "signature", "cache_control", "media_type"})
+_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use", "tool_result",
+                    "mcp_tool_result"})
 
 
 def _chars(value: Any) -> int:
-    """Characters of ``value`` as the estimate counts them (iterative: no recursion limit)."""
+    """Characters of ``value`` the model reads, in characters (iterative: no recursion limit);
+    images, documents and tool-call markup counted in their token cost times 4."""
     total = 0
     stack = [value]
     while stack:
@@ -61,12 +79,18 @@ def _chars(value: Any) -> int:
                 size = len(data) if isinstance(data, str) else 0
                 total += math.ceil(size / DOCUMENT_BYTES_PER_TOKEN) * CHARS_PER_TOKEN
                 continue
+            if kind in _CALLS:
+                total += CALL_TOKENS * CHARS_PER_TOKEN
             for k, v in node.items():
-                total += len(k)
+                if k in _UNREAD:
+                    continue
+                if k == "input" and isinstance(v, dict | list):
+                    total += len(json.dumps(v, ensure_ascii=False))  # read as JSON
+                    continue
                 stack.append(v)
         elif isinstance(node, list):
             stack.extend(node)
-        elif isinstance(node, bool) or node is None:
+        elif isinstance(node, bool):
             total += 4
         elif isinstance(node, int | float):
             total += len(str(node))
@@ -74,31 +98,46 @@ def _chars(value: Any) -> int:
 
 
 def message_chars(message: Any) -> int:
-    """What one message adds to the estimate, in characters (a pure function of the message:
-    callers may keep it with the message's cached facts)."""
-    return _chars(message)
+    """What one message adds to the estimate, in characters (its turn marker included; a pure
+    function of the message: callers may keep it with the message's cached facts)."""
+    return PER_MESSAGE * CHARS_PER_TOKEN + _chars(message)
+
+
+def _tools_chars(tools: list[Any]) -> tuple[int, int]:
+    """(characters of the custom tools' definitions as JSON, tokens of built-in tools)."""
+    from .registry import TOOLS
+    chars, builtin = 0, 0
+    for t in tools:
+        if not isinstance(t, dict):
+            continue
+        kind = t.get("type")
+        if kind not in (None, "custom"):
+            # A built-in tool (its family: the registry's, else the type without its date).
+            tv = TOOLS.get(str(kind))
+            family = tv.family if tv is not None else str(kind).rsplit("_", 1)[0]
+            builtin += BUILTIN_TOOL_TOKENS.get(family, 0)
+            continue
+        seen = {k: t[k] for k in ("name", "description", "input_schema") if k in t}
+        chars += len(json.dumps(seen, ensure_ascii=False))
+    return chars, builtin
 
 
 def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = None) -> int:
     """The simulator's estimate of a request's input tokens (see the module docstring);
     ``messages_chars``: the sum of :func:`message_chars` over ``messages``, when known."""
+    msgs = body.get("messages")
     if messages_chars is None:
-        chars = sum(_chars(body[f]) for f in COUNTED_FIELDS if f in body)
-    else:
-        chars = messages_chars + sum(_chars(body[f]) for f in COUNTED_FIELDS
-                                     if f in body and f != "messages")
-    tokens = math.ceil(chars / CHARS_PER_TOKEN)
+        messages_chars = sum(message_chars(m) for m in msgs) if isinstance(msgs, list) else 0
+    chars = messages_chars + (_chars(body["system"]) if "system" in body else 0)
     tools = body.get("tools")
+    extra = BASE_TOKENS
     if isinstance(tools, list) and tools:
-        from .registry import TOOLS
+        tool_chars, builtin = _tools_chars(tools)
+        chars += tool_chars
         choice = body.get("tool_choice")
         kind = choice.get("type") if isinstance(choice, dict) else "auto"
-        tokens += TOOL_SYSTEM_PROMPT.get(str(kind), TOOL_SYSTEM_PROMPT["auto"])
-        for t in tools:
-            tv = TOOLS.get(str(t.get("type"))) if isinstance(t, dict) else None
-            if tv is not None:
-                tokens += BUILTIN_TOOL_TOKENS.get(tv.family, 0)
-    return tokens
+        extra += TOOL_SYSTEM_PROMPT.get(str(kind), TOOL_SYSTEM_PROMPT["auto"]) + builtin
+    return extra + math.ceil(chars / CHARS_PER_TOKEN)
 
 
 def count_tokens_response(body: Any, *, request_id: str | None = None,
@@ -134,5 +173,6 @@ def handle_count_tokens(request: SimRequest, *, request_id: str | None = None,
     return count_tokens_response(body, request_id=request_id, models=models)
 
 
-__all__ = ["CHARS_PER_TOKEN", "IMAGE_TOKENS", "count_tokens_response", "estimate_tokens",
+__all__ = ["BASE_TOKENS", "BUILTIN_TOOL_TOKENS", "CALL_TOKENS", "CHARS_PER_TOKEN", "IMAGE_TOKENS",
+           "PER_MESSAGE", "TOOL_SYSTEM_PROMPT", "count_tokens_response", "estimate_tokens",
            "handle_count_tokens", "message_chars"]

@@ -55,6 +55,13 @@ class Verdict:
     def first(self) -> Violation | None:
         return self.violations[0] if self.violations else None
 
+    @property
+    def headers_unknown(self) -> bool:
+        """Refused by a rule a beta header satisfies, on a request recorded without its
+        headers: the capture cannot tell whether the header was sent."""
+        return self.exchange.headers is None and self.first is not None \
+            and self.first.rule_id in BETA_SATISFIED
+
 
 @dataclass
 class Replay:
@@ -69,6 +76,13 @@ class Replay:
     #: Models served beyond the table (as ``Simulator(models=...)``).
     models: frozenset[str] = frozenset()
 
+
+#: Rules that a beta header (``anthropic-beta``) can satisfy: a refusal by one of them says
+#: nothing when the recorder kept no request headers (the header may have been sent).
+BETA_SATISFIED = frozenset({"beta.legacy_header_required", "container.param_is_string",
+                            "content.file_source_needs_files_beta",
+                            "thinking.budget_below_max_tokens",
+                            "request.prompt_within_context_window"})
 
 #: The note a verdict carries when its recording's day is unknown.
 UNDATED = "recording day unknown: model retirement not judged"
@@ -172,4 +186,4 @@ def agreement_table(verdicts: Iterable[Verdict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["COUNT_TOKENS", "MESSAGES", "UNDATED", "Replay", "Verdict", "agreement_table", "bucket", "judge"]
+__all__ = ["BETA_SATISFIED", "COUNT_TOKENS", "MESSAGES", "UNDATED", "Replay", "Verdict", "agreement_table", "bucket", "judge"]

@@ -184,17 +184,17 @@ def test_a_retired_model_is_answered_404_from_its_retirement_day(model: str, day
 
 
 def test_the_engine_alone_serves_count_tokens_with_its_seeded_ids() -> None:
-    from _simkit import cassette, exchange
+    from _simkit import API_HEADERS, cassette, exchange
 
     from simulator.engine import Simulator
     from simulator.http import SimRequest
     c = cassette(exchange(BODY, MSG))
     sim, again = Simulator(c, seed=3), Simulator(c, seed=3)
-    ok = sim(SimRequest("POST", "/v1/messages/count_tokens", body=json.dumps(
+    ok = sim(SimRequest("POST", "/v1/messages/count_tokens", API_HEADERS, body=json.dumps(
         {"model": "claude-sonnet-4-5", "messages": BODY["messages"]}).encode()))
     assert ok.status == 200 and ok.body["input_tokens"] > 0 and ok.headers["request-id"]
     bad = json.dumps({"model": "claude-sonet-4-5", "messages": []}).encode()
-    a = sim(SimRequest("POST", "/v1/messages/count_tokens", body=bad))
-    again(SimRequest("POST", "/v1/messages/count_tokens", body=b"{}"))
-    b = again(SimRequest("POST", "/v1/messages/count_tokens", body=bad))
+    a = sim(SimRequest("POST", "/v1/messages/count_tokens", API_HEADERS, body=bad))
+    again(SimRequest("POST", "/v1/messages/count_tokens", API_HEADERS, body=b"{}"))
+    b = again(SimRequest("POST", "/v1/messages/count_tokens", API_HEADERS, body=bad))
     assert a.status == 404 and a.body["request_id"] == a.headers["request-id"] == b.body["request_id"]

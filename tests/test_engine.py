@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from _simkit import (
+    API_HEADERS,
     PTC_CE,
     WEATHER,
     assistant,
@@ -182,15 +183,15 @@ def test_rule_violation_does_not_consume_a_plain_exchange() -> None:
 
 
 @pytest.mark.parametrize("req,status,etype,fragment", [
-    (SimRequest("GET", "/v1/nothing"), 404, "not_found_error", "could not be found"),
-    (SimRequest("GET", "/v1/messages"), 405, "invalid_request_error", "use POST"[4:]),
-    (SimRequest("POST", "/v1/messages", body=b"{nope"), 400, "invalid_request_error",
+    (SimRequest("GET", "/v1/nothing", API_HEADERS), 404, "not_found_error", "could not be found"),
+    (SimRequest("GET", "/v1/messages", API_HEADERS), 405, "invalid_request_error", "use POST"[4:]),
+    (SimRequest("POST", "/v1/messages", API_HEADERS, body=b"{nope"), 400, "invalid_request_error",
      "error parsing the body"),
-    (SimRequest("POST", "/v1/messages", body=b"\xff\xfe"), 400, "invalid_request_error",
+    (SimRequest("POST", "/v1/messages", API_HEADERS, body=b"\xff\xfe"), 400, "invalid_request_error",
      "error parsing the body"),
-    (SimRequest("POST", "/v1/messages", body=b"[1]"), 400, "invalid_request_error",
+    (SimRequest("POST", "/v1/messages", API_HEADERS, body=b"[1]"), 400, "invalid_request_error",
      "must be a JSON object"),
-    (SimRequest("POST", "/v1/messages", body=b" " * (32 * 1024 * 1024 + 1)), 413,
+    (SimRequest("POST", "/v1/messages", API_HEADERS, body=b" " * (32 * 1024 * 1024 + 1)), 413,
      "request_too_large", "maximum allowed"),
 ])
 def test_requests_the_engine_cannot_serve(req: SimRequest, status: int, etype: str,
@@ -212,7 +213,7 @@ def test_path_with_query_and_trailing_slash_is_the_messages_path() -> None:
 def test_mount_routes_other_paths_and_adds_headers() -> None:
     sim = Simulator(two_turns())
     sim.mount("/v1/models", lambda req: SimResponse(200, body={"data": []}))
-    r = sim(SimRequest("GET", "/v1/models/claude-opus-4-6"))
+    r = sim(SimRequest("GET", "/v1/models/claude-opus-4-6", API_HEADERS))
     assert r.status == 200 and r.headers["request-id"].startswith("req_")
     assert r.headers["content-type"] == "application/json"
 
@@ -277,7 +278,7 @@ def test_concurrent_requests_are_served_one_at_a_time() -> None:
 def test_deeply_nested_json_is_refused_not_crashed(depth: int) -> None:
     raw = b'{"model":"m","max_tokens":1,"messages":' + b"[" * depth + b"]" * depth + b"}"
     sim = Simulator(two_turns())
-    status, etype, msg = error_of(sim(SimRequest("POST", "/v1/messages", body=raw)))
+    status, etype, msg = error_of(sim(SimRequest("POST", "/v1/messages", API_HEADERS, body=raw)))
     assert (status, etype) == (400, "invalid_request_error") and "nested" in msg
 
 

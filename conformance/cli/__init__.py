@@ -28,6 +28,7 @@ COMMANDS = {
     "lint-fixtures": "conformance.cli.lint_fixtures",
     "lint-tools": "conformance.cli.lint_tools",
     "matrix": "conformance.cli.matrix",
+    "fidelity": "conformance.cli.fidelity",
 }
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,91 @@
+"""``tooluse fidelity DIR``: the agreement table on any directory of captures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import main
+
+
+def _write(root: Path, name: str, source: str, kind: str, note: str, data: Any) -> None:
+    (root / name).write_text(json.dumps({"source": source, "kind": kind, "note": note,
+                                         "data": data}), encoding="utf-8")
+
+
+def _request(body: dict[str, Any]) -> dict[str, Any]:
+    return {"method": "POST", "url": "https://api.anthropic.com/v1/messages", "body": body,
+            "headers": {"anthropic-version": "2023-06-01"}}
+
+
+OK = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+RAW_STREAM = (
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message",'
+    '"role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,'
+    '"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}         }\n\n'
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+    '"content_block":{"type":"text","text":""}   }\n\n'
+    'event: ping\ndata: {"type": "ping"}\n\n'
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    '"delta":{"type":"text_delta","text":"Hello"}    }\n\n'
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0 }\n\n'
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn",'
+    '"stop_sequence":null},"usage":{"output_tokens":2}}\n\n'
+    'event: message_stop\ndata: {"type":"message_stop"          }\n\n')
+
+
+@pytest.fixture
+def captures(tmp_path: Path) -> Path:
+    _write(tmp_path, "a__001.json", "r/a@1", "request", "interaction 0", _request(OK))
+    _write(tmp_path, "a__002.json", "r/a@1", "sse_events", "interaction 0", RAW_STREAM)
+    unknown = {**OK, "model": "this-model-does-not-exist-12345"}
+    _write(tmp_path, "b__001.json", "r/b@1", "request", "interaction 0", _request(unknown))
+    _write(tmp_path, "b__002.json", "r/b@1", "error", "interaction 0, HTTP 404", {
+        "type": "error", "error": {"type": "not_found_error",
+                                   "message": "model: this-model-does-not-exist-12345"}})
+    bad = {**OK, "messages": [{"role": "user", "content": ["Invalid content"]}]}
+    _write(tmp_path, "c__001.json", "r/c@1", "request", "interaction 0", _request(bad))
+    _write(tmp_path, "c__002.json", "r/c@1", "error", "interaction 0, HTTP 400", {
+        "type": "error", "error": {"type": "invalid_request_error",
+                                   "message": "messages.0: Input does not match the expected shape."}})
+    return tmp_path
+
+
+def test_fidelity_prints_the_agreement_table(captures: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fidelity", str(captures), "--fail-on-disagreement"]) == 0
+    out = capsys.readouterr().out
+    assert "| accepted | 1 | 0 |" in out and "| refused | 0 | 2 |" in out
+    assert "false refusals (live 2xx, refused here): **0** of 1" in out
+    assert "false accepts (live 400/404, accepted here): **0** of 2" in out
+    assert "same status and type 2 of 2, same message verbatim 2" in out
+    # the raw stream's padding is measured: 5 of 6 payloads padded (1 to 10 spaces)
+    assert "| payloads padded | 5 (83 %) |" in out
+    assert "| padding (spaces) | 1–10 |" in out
+    assert '| ping written | {"type": "ping"} x1 |' in out
+
+
+def test_fidelity_json_and_a_disagreement(captures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The API served a model the simulator does not know: a false refusal, unless it is added.
+    new = {**OK, "model": "claude-opus-9"}
+    _write(captures, "d__001.json", "r/d@1", "request", "interaction 0", _request(new))
+    _write(captures, "d__002.json", "r/d@1", "response", "interaction 0",
+           {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-opus-9",
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}})
+    assert main(["fidelity", str(captures), "--format", "json", "--fail-on-disagreement",
+                 "--no-streams"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["agreement"]["false_refusals"] == 1
+    assert got["false_refusals"][0]["rule"] == "model.known"
+    assert main(["fidelity", str(captures), "--format", "json", "--model", "claude-opus-9",
+                 "--fail-on-disagreement", "--no-streams"]) == 0
+
+
+def test_fidelity_names_unusable_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fidelity", str(tmp_path / "absent")]) == 2
+    assert "no such captures directory" in capsys.readouterr().err
+    assert main(["fidelity", str(tmp_path), "--as-of", "yesterday"]) == 2
