@@ -68,7 +68,8 @@ def _request_cost(turns: int, reps: int, *, warm: bool) -> float:
     cassette = parse_cassette(conversation.as_cassette(pairs if warm else pairs[-1:],
                                                        f"growth{turns}"))
     bodies = [json.dumps(req).encode() for req, _ in pairs]
-    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01",
+               "x-api-key": "bench-key"}
     samples = []
     for _ in range(reps):
         clear_facts()  # nothing known from earlier repetitions

@@ -123,10 +123,11 @@ class FidelityReport:
                         for i, live, est in self.counts if live]
                 out.append(f"\n{a['count_tokens_within_25pct']} of {len(self.counts)} estimates "
                            "within 25 % of the live count")
-        out += ["", "## Stream envelope", "",
-                "Live streams beside the simulator's streams of the same messages "
-                "(simulator.envelope):", "",
-                shape_table({"live": self.live, "simulator": self.simulated})]
+        out += ["", "## Stream envelope", ""]
+        out += (["Live streams beside the simulator's streams of the same messages "
+                 "(simulator.envelope):", "",
+                 shape_table({"live": self.live, "simulator": self.simulated})]
+                if self.live.streams else ["No streams measured."])
         return "\n".join(out) + "\n"
 
     def to_json(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from .sources import (
 )
 
 Family = Literal["code_execution", "bash", "text_editor", "web_search", "web_fetch", "custom",
-                 "agent_toolset"]
+                 "agent_toolset", "computer"]
 Side = Literal["client", "server", "managed"]
 
 
@@ -392,6 +392,25 @@ register(ToolVersion(
         Fact("response_inclusion: 'excluded' keeps the raw page out of the answer; use_cache: "
              "false asks for a fresh fetch.", capture("pydai__249")),
     ),
+))
+
+# --- computer use ------------------------------------------------------------------------------
+
+#: The display a computer use definition describes (the SDK's BetaToolComputerUse20250124Param
+#: and ...20251124Param [S]); 20251124 adds ``enable_zoom``.
+_COMPUTER_FIELDS = (*_DEF_FIELDS, "display_width_px", "display_height_px", "display_number")
+_COMPUTER = protocol("4. Bash tool: Versions")
+register(ToolVersion(
+    type="computer_20250124", family="computer", name="computer", side="client", source=_COMPUTER,
+    beta_header="computer-use-2025-01-24", min_generation=3.7, definition_fields=_COMPUTER_FIELDS,
+    facts=(Fact("Needs the beta header computer-use-2025-01-24; live 2xx requests carry it "
+                "(issue 25's held-out captures: 8 requests with computer use tools).", _COMPUTER),),
+))
+register(ToolVersion(
+    type="computer_20251124", family="computer", name="computer", side="client", source=_COMPUTER,
+    beta_header="computer-use-2025-11-24", min_generation=4.5,
+    definition_fields=(*_COMPUTER_FIELDS, "enable_zoom"),
+    facts=(Fact("Needs the beta header computer-use-2025-11-24; adds enable_zoom.", _COMPUTER),),
 ))
 
 # --- custom tools and Managed Agents -----------------------------------------------------------

@@ -214,7 +214,8 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
     chunks = Chunker(seed if seed is not None else str(msg.get("id", "")), chunk)
     content = msg.get("content") or []
     usage = dict(msg.get("usage") or {})
-    start_msg = {k: v for k, v in msg.items() if k != "container"}
+    # container and context_management come at the end, in message_delta (PROTOCOL.md §6)
+    start_msg = {k: v for k, v in msg.items() if k not in ("container", "context_management")}
     start_msg.update(content=[], stop_reason=None, stop_sequence=None)
     if "stop_details" in start_msg:
         start_msg["stop_details"] = None
@@ -231,7 +232,10 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
     if msg.get("container") is not None:
         delta["container"] = msg["container"]
     end_usage = {k: v for k, v in usage.items() if k not in START_ONLY_USAGE_KEYS}
-    body.append(_ev({"type": "message_delta", "delta": delta, "usage": end_usage}))
+    md: dict[str, Any] = {"type": "message_delta", "delta": delta, "usage": end_usage}
+    if "context_management" in msg:
+        md["context_management"] = msg["context_management"]
+    body.append(_ev(md))
     body.append(_ev({"type": "message_stop"}))
     return envelope(body, streams_deltas(content[0]) if content else False,
                     seed if seed is not None else str(msg.get("id", "")), ping_every)
@@ -347,6 +351,8 @@ def assemble_message(events: Iterable[Any]) -> dict[str, Any]:
             for key in ("stop_reason", "stop_sequence", "stop_details", "container"):
                 if key in d:
                     msg[key] = d[key]
+            if "context_management" in data:
+                msg["context_management"] = data["context_management"]
             usage = data.get("usage")
             if isinstance(usage, dict):
                 merged = dict(msg.get("usage") or {})

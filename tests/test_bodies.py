@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from _simkit import (
+    API_HEADERS,
     WEATHER,
     assistant,
     body,
@@ -456,7 +457,8 @@ def _three_turns() -> tuple[Any, list[list[Any]]]:
 
 def _send(sim: Simulator, messages: list[Any], seps: tuple[str, str]) -> SimResponse:
     raw = json.dumps(body(messages, tools=[WEATHER]), separators=seps).encode()
-    return sim(SimRequest.lowered("POST", "/v1/messages", {"content-type": "application/json"}, {}, raw))
+    return sim(SimRequest.lowered("POST", "/v1/messages", {"content-type": "application/json",
+                                                         **API_HEADERS}, {}, raw))
 
 
 @pytest.mark.usefixtures("_fresh_facts")

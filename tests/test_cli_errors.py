@@ -69,6 +69,8 @@ CASES = [
      ["corrupt.json", "broken JSON", "fix the cassette"]),
     (["matrix", "missing.toml", "--out", "m"], ["missing.toml", "cannot read the matrix config"]),
     (["matrix", "corrupt.json", "--out", "m"], ["corrupt.json", "not valid TOML"]),
+    (["fidelity", "/nope"], ["/nope", "no such captures directory"]),
+    (["fidelity", "corrupt.json"], ["corrupt.json", "directory of capture files"]),
 ]
 
 

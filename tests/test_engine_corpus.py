@@ -88,7 +88,7 @@ def test_recorded_time_ages_the_container_as_the_cassette_says() -> None:
     for c in expired:
         sim = Simulator(c, recorded_time=True)
         statuses = [sim(SimRequest(ex.request["method"], ex.request["path"],
-                                   dict(ex.request.get("headers") or {}),
+                                   replay_headers(ex.request.get("headers")),
                                    body=json.dumps(ex.request.get("body")).encode())).status
                     for ex in c.exchanges]
         assert statuses == [ex.response["status"] for ex in c.exchanges], c.id

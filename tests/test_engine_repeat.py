@@ -15,7 +15,8 @@ from simulator.http import SimRequest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the benchmarks package
 from benchmarks import conversation  # noqa: E402
 
-HEADERS = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+HEADERS = {"content-type": "application/json", "anthropic-version": "2023-06-01",
+           "x-api-key": "test-key"}
 
 
 def _sim(replay: str = "once", turns: int = 3) -> tuple[Simulator, list[bytes]]:

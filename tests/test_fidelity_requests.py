@@ -163,8 +163,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "block_type:mcp_tool_result": "MCP connector",
     "tool_type:memory_20250818": "memory tool (not in the seeds)",
     "block_type:fallback": "server-side model fallback (beta)",
-    "tool_result_content:search_result": "search result blocks (not in the seeds)",
-    "field:output_format": "an older structured-output beta parameter",
     "required:stop_sequence": "two vercel/ai recordings drop stop_sequence (a recorder gap)",
     "stream_order:blocks": "recordings cut or spliced (pysdk__003 incomplete JSON, vercel__022)",
     "stream_order:message_stop": "vercel__065 splices message_start/stop pairs of code calls",

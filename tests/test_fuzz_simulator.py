@@ -13,6 +13,7 @@ import tracemalloc
 from typing import Any
 
 import pytest
+from _simkit import API_HEADERS
 from fuzzkit.requests import check_response, requests
 from hypothesis import HealthCheck, given, settings
 
@@ -52,7 +53,8 @@ def test_every_route_answers_with_a_request_id(path: str) -> None:
 @pytest.mark.parametrize("depth", [200, 5_000, 100_000])
 def test_deep_nesting_is_a_400_naming_the_problem(depth: int) -> None:
     body = b'{"model":"claude-opus-5-5","max_tokens":1,"messages":' + b"[" * depth + b"]" * depth + b"}"
-    req = SimRequest("POST", "/v1/messages", {"content-type": "application/json"}, body=body)
+    req = SimRequest("POST", "/v1/messages", {"content-type": "application/json", **API_HEADERS},
+                     body=body)
     resp = app()(req)
     check_response(req, resp)
     assert resp.status == 400
@@ -67,7 +69,7 @@ needs_log_limit = pytest.mark.skipif("log_limit" not in inspect.signature(Simula
 @needs_log_limit
 def test_memory_stays_bounded_under_repeated_bad_requests() -> None:
     call = app(log_limit=300)
-    bad = [SimRequest("POST", "/v1/messages", {"content-type": "application/json"},
+    bad = [SimRequest("POST", "/v1/messages", {"content-type": "application/json", **API_HEADERS},
                       body=b'{"model":"claude-opus-5-5","max_tokens":1,"messages":[{"role":"user",'
                            b'"content":[{"type":"tool_result","tool_use_id":"toolu_x%d"}]}]}' % i)
            for i in range(200)]

@@ -169,11 +169,13 @@ def test_model_mode_starts_a_scenario_over_on_its_opening() -> None:
     resumed probe) is answered from the start, not refused for not being the second."""
     from simulator.http import SimRequest
 
+    from simulator.headers import replay_headers
+
     name = "code_execution/code_execution_20260120/container_reuse.json"
     [cassette] = load_cassettes(name)
     handler = ModelModeHandler([cassette])
     opening = cassette.exchanges[0].request
-    request = SimRequest("POST", "/v1/messages", {**opening["headers"],
+    request = SimRequest("POST", "/v1/messages", {**replay_headers(opening["headers"]),
                                                   "x-tooluse-scenario": cassette.id},
                          {}, json.dumps(opening["body"]).encode())
     assert [handler(request).status for _ in range(3)] == [200, 200, 200]

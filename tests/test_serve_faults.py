@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from _simkit import API_HEADERS
 from fuzzkit.raw_http import exchange, request_bytes
 
 from simulator import routes
@@ -166,7 +167,8 @@ def test_server_held_threads_are_bounded() -> None:
 
     def send(thread: dict[str, Any]) -> SimResponse:
         body = {"model": "m", "max_tokens": 1, "messages": [], "thread": thread}
-        return threads(SimRequest("POST", "/v1/messages", {}, body=json.dumps(body).encode()))
+        return threads(SimRequest("POST", "/v1/messages", dict(API_HEADERS),
+                                  body=json.dumps(body).encode()))
 
     for _ in range(routes.MAX_THREADS + 50):
         send({"type": "create"})

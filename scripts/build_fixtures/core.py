@@ -67,6 +67,11 @@ def live_shapes(content: list[JSON], model: str | None, custom_tools: set[str]) 
         if (block.get("type") == "tool_use" and "caller" not in block
                 and block.get("name") in custom_tools and model in DIRECT_CALLER_MODELS):
             block["caller"] = {"type": "direct"}
+        # A web tool called directly: its result says so too (26 web_search and 7 web_fetch
+        # live results carry caller direct [3P: real_traffic, e.g. rubyllm__066, pydai__458]).
+        if (block.get("type") in ("web_search_tool_result", "web_fetch_tool_result")
+                and "caller" not in block and model in DIRECT_CALLER_MODELS):
+            block["caller"] = {"type": "direct"}
         inner = block.get("content")
         if (block.get("type") == "code_execution_tool_result" and isinstance(inner, dict)
                 and inner.get("type") == "code_execution_result" and model in ABORT_REASON_MODELS):
@@ -258,12 +263,15 @@ class Conversation:
 
     def turn(self, content: list[JSON], stop_reason: str, *, container: bool = False,
              usage: JSON | None = None, error_codes: Iterable[str] = (),
-             advance_seconds: float = 7.0, stop_details: JSON | None = None) -> JSON:
-        """One request (the history so far) and its response; the reply joins the history."""
+             advance_seconds: float = 7.0, stop_details: JSON | None = None,
+             extra: JSON | None = None) -> JSON:
+        """One request (the history so far) and its response; the reply joins the history.
+        ``extra``: more message fields (``context_management``)."""
         request = self.request()
         self.cb.tick(advance_seconds)
         msg = self.message(content, stop_reason, container=container, usage=usage,
                            stop_details=stop_details)
+        msg.update(copy.deepcopy(extra or {}))
         if self.cb.streamed:
             response = {"status": 200, "headers": self.cb.response_headers(stream=True),
                         "events": sse.message_events(msg, seed=self.cb.stream_seed())}

@@ -42,12 +42,10 @@ LIVE_GAPS: dict[tuple[str, str], str] = {
     ("message_shapes", "container.skills"): "Agent Skills are outside the seeds' scope",
     ("message_shapes", "id: other form"): "pysdk__001 (msg_4QpJ…, claude-3-opus, 2024): a "
                                           "retired id form of a retired model",
-    ("message_shapes", "message.context_management"): "context editing and compaction are "
-                                                      "outside the seeds' scope",
-    **{("message_shapes", f"text.citations: {t}"): "citations of documents and search results "
-                                                   "given as input are outside the seeds' scope; "
-                                                   "web search citations are covered"
-       for t in ("char_location", "page_location", "search_result_location")},
+    **{("message_shapes", f"text.citations: {t}"): "citations of documents given as input are "
+                                                   "outside the seeds' scope; web search and "
+                                                   "search result citations are covered"
+       for t in ("char_location", "page_location")},
     ("message_shapes", "usage.iterations"): "live messages carry it only with compaction, the "
                                             "advisor tool or a model fallback (16 captures, e.g. "
                                             "pydai__262, rubyllm__016, vercel__027), all outside "

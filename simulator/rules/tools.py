@@ -57,10 +57,9 @@ def fixed_type_name(ctx: RuleContext) -> str | None:
     return None
 
 
-#: Computer use versions the registry does not list, and their beta headers (PROTOCOL.md §4).
-COMPUTER_BETAS = {"computer_20241022": "computer-use-2024-10-22",
-                  "computer_20250124": "computer-use-2025-01-24",
-                  "computer_20251124": "computer-use-2025-11-24"}
+#: Computer use versions the registry does not list (retired with Sonnet 3.5), and their beta
+#: headers (PROTOCOL.md §4); the current ones are registry entries.
+COMPUTER_BETAS = {"computer_20241022": "computer-use-2024-10-22"}
 
 
 @rule("beta.legacy_header_required", source=protocol("4. Bash tool: Versions", "I"),

@@ -138,8 +138,18 @@ def document_block(ctx: Ctx) -> Schema:
                ["type", "source"])
 
 
+def search_result(ctx: Ctx) -> Schema:
+    """Search results a tool returns, citable with ``search_result_location`` (the SDK's
+    SearchResultBlockParam [S]; live: real_traffic rubyllm__023/024)."""
+    return obj(ctx, {"type": const("search_result"), "source": STR, "title": STR,
+                     "content": {"type": "array", "items": ref("text")},
+                     "citations": nullable(obj(ctx, {"enabled": BOOL})), **_CACHE},
+               ["type", "source", "title", "content"])
+
+
 def tool_result(ctx: Ctx) -> Schema:
-    item = by_type(ctx, {"text": ref("text"), "image": ref("image"), "document": ref("document")},
+    item = by_type(ctx, {"text": ref("text"), "image": ref("image"), "document": ref("document"),
+                         "search_result": search_result(ctx)},
                    what="tool_result content type",
                    source=cite(protocol("1. Programmatic tool calling: Continuation request")))
     return obj(ctx, {"type": const("tool_result"), "tool_use_id": STR,

@@ -159,6 +159,11 @@ def request(ctx: Ctx, *, count_tokens: bool = False) -> Schema:
         "service_tier": {"enum": ["auto", "standard_only"]},
         "mcp_servers": {"type": "array", "items": ANY_OBJ},
         "betas": str_array(),
+        # Structured outputs (beta structured-outputs-2025-11-13; since then also
+        # output_config.format): 15 live 2xx requests carry it in issue 25's held-out captures,
+        # real_traffic pydai__233 too [S: BetaJSONOutputFormatParam].
+        "output_format": nullable(obj(ctx, {"type": const("json_schema"), "schema": ANY_OBJ},
+                                      ["type", "schema"])),
         **{k: {} for k in ("cache_control", "context_management", "output_config", "diagnostics",
                            "inference_geo", "speed", "compaction", "fallbacks", "thread",
                            "user_profile_id", "workspace_id", "billing_policy",

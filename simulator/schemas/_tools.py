@@ -67,6 +67,11 @@ def definition_field_schemas(ctx: Ctx) -> dict[str, Schema]:
         "use_cache": nullable(BOOL),
         "configs": nullable(ANY_OBJ),
         "default_config": ANY_OBJ,
+        # computer use 20250124/20251124 (the SDK's BetaToolComputerUse*Param [S])
+        "display_width_px": _POSITIVE,
+        "display_height_px": _POSITIVE,
+        "display_number": nullable({"type": "integer", "minimum": 0}),
+        "enable_zoom": BOOL,
     }
 
 

@@ -80,10 +80,13 @@ PATHS = ["/v1/messages", "/v1/messages/", "/v1/messages/count_tokens", "/v1/mess
          "/v1/files", "/v1/files/file_nope/content", "/v1/models", "/v1/models/nope",
          "/v1/sessions/sess_x/events", "/v1/environments/env_x/work/poll", "/", "/v2/messages",
          "/v1/../etc/passwd", "/v1/messages?x=%zz", "//", "/v1/%00"]
+#: Most sets carry the key and version every client sends (else the engine answers 401/400
+#: before reading the body: simulator.headers); two sets lack them, and get those answers.
+_KEY = {"x-api-key": "fuzz-key", "anthropic-version": "2023-06-01"}
 HEADER_SETS = [{}, {"content-type": "application/json"},
-               {"content-type": "application/json", "anthropic-version": "2023-06-01"},
-               {"content-type": "text/plain", "anthropic-beta": "no-such-beta,,"},
-               {"content-type": "application/json", "anthropic-version": "1999-01-01",
+               {"content-type": "application/json", **_KEY},
+               {"content-type": "text/plain", "anthropic-beta": "no-such-beta,,", **_KEY},
+               {"content-type": "application/json", **_KEY, "anthropic-version": "1999-01-01",
                 "anthropic-beta": "code-execution-2025-05-22"}]
 
 #: Half of the requests go to ``POST /v1/messages`` (where the rules and the JSON parsing are),

@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     code_execution,
     code_execution_legacy,
     functions,
+    live_fields,
     managed_agents,
     mixed,
     ptc,

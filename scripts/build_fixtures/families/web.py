@@ -194,7 +194,8 @@ def search_cited(streamed: bool) -> CassetteBuilder:
     return cb
 
 
-FETCH_DIRECT = {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 3}
+FETCH_DIRECT = {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 3,
+                "citations": {"enabled": True}}
 FETCH_0318 = {"type": "web_fetch_20260318", "name": "web_fetch", "response_inclusion": "excluded",
               "use_cache": False}
 SEARCH_0318 = {"type": "web_search_20260318", "name": "web_search"}
@@ -211,9 +212,11 @@ def fetch_direct(streamed: bool) -> CassetteBuilder:
                          streamed=streamed)
     c = Conversation(cb).user("Fetch https://example.com and tell me what the page is for.")
     fid = cb.ids.make("srvtoolu")
+    # With citations enabled on the tool, the fetched document says so (issue 25: live web
+    # fetch documents carry ``citations``).
     fetched = {"type": "web_fetch_tool_result", "tool_use_id": fid, "content": {
         "type": "web_fetch_result", "url": "https://example.com", "retrieved_at": "2026-08-20T09:58:00Z",
-        "content": {"type": "document", "title": "Example Domain",
+        "content": {"type": "document", "title": "Example Domain", "citations": {"enabled": True},
                     "source": {"type": "text", "media_type": "text/plain", "data": PAGE}}}}
     c.turn([b.server_tool_use(fid, "web_fetch", {"url": "https://example.com"}), fetched,
             b.text("The page is a placeholder: the domain is reserved for documentation "
