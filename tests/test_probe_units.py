@@ -167,9 +167,8 @@ def test_bash_sees_no_credentials_and_a_home_of_its_own(tmp_path: Path,
 def test_model_mode_starts_a_scenario_over_on_its_opening() -> None:
     """A cassette holding two conversations: after the first, the first's opening again (a
     resumed probe) is answered from the start, not refused for not being the second."""
-    from simulator.http import SimRequest
-
     from simulator.headers import replay_headers
+    from simulator.http import SimRequest
 
     name = "code_execution/code_execution_20260120/container_reuse.json"
     [cassette] = load_cassettes(name)
