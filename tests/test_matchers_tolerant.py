@@ -47,7 +47,9 @@ def recorded_body(name: str, index: int = 0) -> dict[str, Any]:
 
 
 def send(sim: Simulator, body: dict[str, Any]) -> SimResponse:
-    return sim(SimRequest("POST", "/v1/messages", {}, {}, json.dumps(body).encode()))
+    return sim(SimRequest("POST", "/v1/messages", {"x-api-key": "test-key",
+                                                   "anthropic-version": "2023-06-01"}, {},
+                          json.dumps(body).encode()))
 
 
 def client_tool(body: dict[str, Any]) -> dict[str, Any]:

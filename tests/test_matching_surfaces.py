@@ -34,6 +34,10 @@ def framework_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda t: "input_schema" not in t)
 
 
+#: What every client sends (simulator.headers; the key is a placeholder).
+API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+
+
 def first_request() -> dict[str, Any]:
     [c] = load_cassettes(PTC)
     body: dict[str, Any] = copy.deepcopy(c.exchanges[0].request["body"])
@@ -42,7 +46,8 @@ def first_request() -> dict[str, Any]:
 
 
 def post(handler: Any, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-    return handler(SimRequest("POST", "/v1/messages", headers or {}, {}, json.dumps(body).encode()))
+    return handler(SimRequest("POST", "/v1/messages", {**API_HEADERS, **(headers or {})}, {},
+                              json.dumps(body).encode()))
 
 
 def test_mock_takes_the_set_by_name() -> None:

@@ -311,7 +311,9 @@ def _post(handler: Any, body: dict[str, Any]) -> Any:
 
     from simulator.http import SimRequest
 
-    return handler(SimRequest("POST", "/v1/messages", {"content-type": "application/json"},
+    return handler(SimRequest("POST", "/v1/messages", {"content-type": "application/json",
+                                                       "x-api-key": "test-key",
+                                                       "anthropic-version": "2023-06-01"},
                               body=json.dumps(body).encode()))
 
 
