@@ -94,12 +94,29 @@ class LoopScenario:
         return [self.params(cassette), *(request_params(cassette, i) for i in self.then)]
 
 
+def _create_parameters() -> frozenset[str] | None:
+    """The keyword parameters of the SDK's ``messages.create`` (None without the SDK)."""
+    try:
+        import inspect
+
+        from anthropic.resources.messages import Messages
+    except ImportError:
+        return None
+    return frozenset(inspect.signature(Messages.create).parameters) - {"self"}
+
+
 def request_params(cassette: Cassette, index: int) -> dict[str, Any]:
     """The Messages create parameters of one recorded request (its ``anthropic-beta`` header as
     ``extra_headers``)."""
     request = cassette.exchanges[index].request
     body = request.get("body")
     params = dict(body) if isinstance(body, dict) else {}
+    # A body field the SDK's messages.create has no parameter for (output_format,
+    # context_management: beta fields) goes in ``extra_body``, as a client sends it.
+    accepted = _create_parameters()
+    extra = {k: params.pop(k) for k in list(params) if accepted is not None and k not in accepted}
+    if extra:
+        params["extra_body"] = extra
     headers = request.get("headers") or {}
     beta = headers.get("anthropic-beta") if isinstance(headers, dict) else None
     if beta:
