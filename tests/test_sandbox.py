@@ -204,7 +204,10 @@ def test_nothing_survives_kill_9_of_the_run(tmp_path: Path, kind: str) -> None:
     """``tooluse run`` killed by SIGKILL in the middle of a bash case whose subject left
     background processes and a double-forked daemon: the sandboxes die with it."""
     marker = uuid.uuid4().hex
-    env = {**os.environ, "TOOLUSE_TEST_RUN": marker}
+    # A run killed by SIGKILL cannot remove its run and overlay directories: they go to a
+    # TMPDIR of this test's own (removed with tmp_path), not to the session's, where they are litter.
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TOOLUSE_TEST_RUN": marker, "TMPDIR": str(tmp_path / "tmp")}
     subject = (["--bash-cmd", f"sh -c {json.dumps(DAEMONS)}"] if kind == "command"
                else ["--bash", f"{HOSTILE}:daemons_then_slow"])
     proc = subprocess.Popen([*TOOLUSE, "run", "--sandbox", "required", "--timeout", "30",
