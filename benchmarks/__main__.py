@@ -4,7 +4,9 @@ Sections: ``replay`` (in-process SDK replay: simulator vs VCR.py vs the transpor
 ``serve`` (``tooluse serve`` throughput under load from a second process), ``validation``
 (blocks/s; cost growth with conversation length), ``suite`` (``tooluse run --all-reference`` +
 ``tooluse lint-fixtures`` wall time), ``scaleout`` (the suite under pytest-xdist, 1 vs 2 workers),
-``sandbox`` (the reference run with and without the subject sandbox; start-up added per case).
+``sandbox`` (the reference run with and without the subject sandbox; start-up added per case),
+``tests`` (the project's own tests as ``nox -s tests`` runs them: wall and CPU time against the
+budget for an idle 2-core machine).
 ``--smoke`` runs each in a tiny mode (for tests: the JSON shape, not the speed).
 """
 
@@ -20,12 +22,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import replay, sandbox, serve, suite, validation
+from . import project_tests, replay, sandbox, serve, suite, validation
 
 SECTIONS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "replay": replay.measure, "serve": serve.measure, "validation": validation.measure,
     "suite": suite.measure_suite, "scaleout": suite.measure_scaleout,
-    "sandbox": sandbox.measure,
+    "sandbox": sandbox.measure, "tests": project_tests.measure,
 }
 
 

@@ -42,8 +42,7 @@ def _one_run(mode: str, args: list[str]) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         cpu0, t0 = _children_cpu(), time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", CLI, "run", "--sandbox", mode, *args,
-                               "--out", tmp], capture_output=True, text=True, cwd=ROOT,
-                              timeout=900)
+                               "--out", tmp], capture_output=True, text=True, cwd=ROOT)
         return time.perf_counter() - t0, _children_cpu() - cpu0, proc.returncode
 
 

@@ -38,10 +38,15 @@ class CheckResult:
     #: follows, e.g. "new_str ending in \\n inserts the lines as written"); a check states it by
     #: returning a string. Empty when the check has nothing to report.
     observed: str = ""
+    #: Set when the result rested on a deadline and was re-judged: the case was run again,
+    #: alone, after the run (see :func:`rejudged_note`). Absent from the JSON when None.
+    rejudged: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["outcome"] = self.outcome.value
+        if self.rejudged is None:
+            del d["rejudged"]
         return d
 
     @classmethod
@@ -55,7 +60,25 @@ class CheckResult:
             received=d.get("received"), documented=d.get("documented"),
             reproducer=list(d.get("reproducer") or []),
             observed=str(d.get("observed") or ""),
+            rejudged=d.get("rejudged") if isinstance(d.get("rejudged"), dict) else None,
         )
+
+
+def rejudged_note(j: dict[str, Any] | None) -> str:
+    """One line for the reports: how a result that rested on a deadline was re-judged (both
+    timings), from its ``rejudged`` record; ``""`` for a result that was not."""
+    if not j:
+        return ""
+    first, rerun = j.get("first") or {}, j.get("rerun") or {}
+    misses = "; ".join(str(m) for m in first.get("misses") or [])
+    head = (f"re-judged on time: {first.get('outcome', 'fail')} in the run "
+            f"({float(first.get('duration') or 0):.1f}s{'; ' + misses if misses else ''})")
+    if j.get("repeated"):
+        return (f"{head}; re-run alone after the run: {rerun.get('outcome', 'fail')} again "
+                f"({float(rerun.get('duration') or 0):.1f}s) — the failure repeats")
+    return (f"{head}; re-run alone after the run: {rerun.get('outcome', '?')} "
+            f"({float(rerun.get('duration') or 0):.1f}s) — the failure did not repeat: the "
+            "machine was too busy, not counted as a failure")
 
 
 @dataclass

@@ -39,6 +39,8 @@ class ToolResult:
     elapsed: float = 0.0
     #: True when the call did not return within the deadline (the subject was stopped).
     timed_out: bool = False
+    #: Seconds the harness added to the call's deadline for measured load (subjects/timing.py).
+    allowance: float = 0.0
 
     @property
     def text(self) -> str:

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("bench") / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--smoke", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True)  # no wall cap: load
+    # makes it slower, never a failure (issue 21)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"wrote {out}" in proc.stdout
     doc: dict[str, Any] = json.loads(out.read_text())
@@ -30,7 +31,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_every_section_is_there(bench: dict[str, Any]) -> None:
     assert bench["smoke"] is True
     assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout",
-                                      "sandbox"}
+                                      "sandbox", "tests"}
     for rows in bench["sections"].values():
         assert rows and all(isinstance(r, dict) for r in rows)
 
@@ -93,3 +94,12 @@ def test_sandbox_rows(bench: dict[str, Any]) -> None:
     assert len(startup) == 2 and all(r["off_ms"] > 0 and r["sandboxed_ms"] > 0 for r in startup)
     assert run["exit_codes"] == [0, 0] and run["wall_ratio"] > 0 and run["cpu_ratio"] > 0
     assert isinstance(run["met"], bool)
+
+
+def test_the_project_tests_have_a_budget(bench: dict[str, Any]) -> None:
+    (row,) = bench["sections"]["tests"]
+    assert row["exit"] == 0 and row["counts"] == {"passed": 2}, row
+    assert row["wall_seconds"] > 0 and row["cpu_seconds"] > 0
+    assert row["budget"].startswith("wall_seconds <= 300")
+    assert row["ratio_to_budget"] == pytest.approx(row["wall_seconds"] / 300, abs=0.01)
+    assert isinstance(row["met"], bool) and isinstance(row["idle"], bool)

@@ -60,6 +60,13 @@ def run(s: ToolSession, command: str, *, deadline: float | None = None) -> ToolR
     return s.call({"command": command}, deadline=deadline)
 
 
+def waited(r: ToolResult) -> str:
+    """How long the harness waited for ``r``, with what it allowed for measured load (the
+    deadlines of the time checks are the harness's call deadlines: subjects/timing.py)."""
+    extra = f", of which {r.allowance:.1f}s allowed for load" if r.allowance >= 0.05 else ""
+    return f"waited {r.elapsed:.1f}s{extra}"
+
+
 # --- reading output as the model reads it ---------------------------------------------------------
 
 _ESCAPES = re.compile(

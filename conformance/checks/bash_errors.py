@@ -23,6 +23,7 @@ from conformance.checks.bash import (
     run,
     still_works,
     token,
+    waited,
     works,
 )
 from conformance.checks.properties import run_property
@@ -115,7 +116,7 @@ def timeout_returns_error(s: ToolSession) -> None:
     r = _sleep_past_timeout(s)
     if r.timed_out:
         raise CheckFailure(f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace "
-                           f"(the subject was given a {s.timeout:g}s timeout)",
+                           f"(the subject was given a {s.timeout:g}s timeout; {waited(r)})",
                            received=r.to_json(),
                            documented={"content": f"Error: command did not finish within "
                                                   f"{s.timeout:g} seconds", "is_error": True})
@@ -144,7 +145,8 @@ def stdin_does_not_hang(s: ToolSession) -> str:
                f'echo "read-status=$status"', deadline=deadline)
     if r.timed_out:
         raise CheckFailure(f"a command reading stdin hung the session: no answer within "
-                           f"{deadline:g}s ({s.timeout:g}s command timeout + grace)",
+                           f"{deadline:g}s ({s.timeout:g}s command timeout + grace; "
+                           f"{waited(r)})",
                            received=r.to_json(),
                            documented="end of file at once (read-status=1), or an error result "
                                       "from the command timeout")
@@ -179,8 +181,8 @@ def background_job_does_not_hang(s: ToolSession) -> None:
     documented = {"content": f"started-{t}\n", "is_error": False}
     if r.timed_out:
         raise CheckFailure(f"a command that left a job running in the background hung the "
-                           f"session: no answer within {deadline:g}s (waiting for the end of the "
-                           "job's output?)", received=r.to_json(), documented=documented)
+                           f"session: no answer within {deadline:g}s ({waited(r)}; waiting for "
+                           "the end of the job's output?)", received=r.to_json(), documented=documented)
     if r.is_error or not has(r, f"started-{t}"):
         what = "with an error" if r.is_error else "without its output"
         raise CheckFailure(f"a command that left a job running in the background was answered "

@@ -25,6 +25,7 @@ from conformance.checks.bash import (
     readable,
     run,
     token,
+    waited,
 )
 from conformance.checks.properties import run_property
 from conformance.session import ToolResult, ToolSession
@@ -211,7 +212,8 @@ def large_output_returns(s: ToolSession) -> None:
     r = run(s, LARGE_COMMAND, deadline=deadline)
     documented = "a successful result holding lines of `seq 1 100000` (any part of them)"
     if r.timed_out:
-        raise CheckFailure(f"a large output hung the subject: no answer within {deadline:g}s",
+        raise CheckFailure(f"a large output hung the subject: no answer within {deadline:g}s "
+                           f"({waited(r)})",
                            received=_short(r), documented=documented)
     if r.is_error:
         raise CheckFailure("a large output was answered with an error", received=_short(r),

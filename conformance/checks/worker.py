@@ -66,7 +66,7 @@ def answered_once(s: WorkerSession) -> None:
                                [(ECHO, {"text": "gamma"})])])
     finished = run.wait_progress(lambda: run.session().finished or bool(run.sim.violations))
     finished = run.session().finished
-    run.wait(lambda: False, GRACE)
+    run.pause(GRACE)
     session = run.session()
     uses = {e["id"]: e for e in session.events if e["type"] == "agent.custom_tool_use"}
     posted = _results_posted(run, session.id)
@@ -134,7 +134,7 @@ def error_explains_failure(s: WorkerSession) -> None:
 def unserved_left_pending(s: WorkerSession) -> None:
     run = s.start([Scenario.of("mixed", [(ECHO, {"text": "served"}), (UNSERVED, {})])])
     run.wait_progress(lambda: _answered(run, 0, {ECHO}))
-    run.wait(lambda: False, GRACE)
+    run.pause(GRACE)
     session = run.session()
     unserved = next(e["id"] for e in run.tool_uses() if e["name"] == UNSERVED)
     claimed = [ev for ev in _results_posted(run, session.id)
@@ -238,7 +238,7 @@ def lost_lease_stops_work(s: WorkerSession) -> None:
             S.receive(run.sim.store, session, {"type": "user.custom_tool_result",
                                                "custom_tool_use_id": use_id,
                                                "content": [{"type": "text", "text": "owner"}]})
-    run.wait(lambda: False, ttl / 2 + GRACE)
+    run.pause(ttl / 2 + GRACE)
     after = [r for r in run.log if r.seq > lost_at and (
         (item.id in r.path and not r.path.endswith("/work/poll"))
         or (r.method == "POST" and r.path == f"/v1/sessions/{session.id}/events"))]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.subjects.host import accepts_keyword
+from conformance.subjects.timing import Patience, thread_starvation
 from simulator.engine import Simulator
 from simulator.headers import replay_headers
 from simulator.http import SimRequest, SimResponse
@@ -175,10 +176,18 @@ def run_loop(loop: Callable[..., Any], scenario: LoopScenario, *, deadline: floa
 
     thread = threading.Thread(target=target, name="tooluse-loop", daemon=True)
     thread.start()
-    thread.join(deadline if deadline is not None else scenario_deadline(scenario,
-                                                                        len(conversations)))
+    # The deadline grows by the load measured while waiting; a miss is re-judged (timing.py).
+    patience = Patience(deadline if deadline is not None
+                        else scenario_deadline(scenario, len(conversations)), "loop",
+                        thread_starvation(thread.native_id))
+    patience.wait(lambda t: True if _joined(thread, t) else None)
     outcome.timed_out = thread.is_alive()
     return harness.finish()
+
+
+def _joined(thread: threading.Thread, seconds: float) -> bool:
+    thread.join(seconds)
+    return not thread.is_alive()
 
 
 def _short(value: Any, limit: int = 200) -> str:

@@ -28,6 +28,7 @@ working directory.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import re
@@ -295,7 +296,9 @@ class Exploration:
             return
         if self.closer is None:
             self.closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-close")
-        self.closing.append(self.closer.submit(self._close, s, where))
+        # In this case's context: a close past its deadline is recorded for the case (timing.py).
+        self.closing.append(self.closer.submit(contextvars.copy_context().run, self._close, s,
+                                               where))
         if len(self.closing) - self.closed > MAX_CLOSING:  # never many subjects alive at once
             self.closing[self.closed].exception()
             self.closed += 1

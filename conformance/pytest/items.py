@@ -74,6 +74,15 @@ class ConformanceItem(pytest.Item):
         result = run_case(self.subject, self.check, **kwargs)
         self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
         self.user_properties.append(("outcome", result.outcome.value))
+        if result.rejudged:  # a failure on time, run again at once: both timings, never silent
+            from conformance.results import rejudged_note
+
+            self.user_properties.append(("rejudged", rejudged_note(result.rejudged)))
+            if result.outcome is Outcome.PASS:
+                import warnings
+
+                warnings.warn(f"tooluse: {self.check.id} on {self.subject.name}: "
+                              f"{rejudged_note(result.rejudged)}", stacklevel=1)
         if result.outcome is Outcome.SKIP:
             pytest.skip(result.message)
         if result.outcome is Outcome.PASS:
@@ -107,6 +116,10 @@ def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
              f"  requirement: {check.statement}", f"  source: {check.source}",
              f"  {r.message}"]
+    if r.rejudged:
+        from conformance.results import rejudged_note
+
+        lines.append(f"  {rejudged_note(r.rejudged)}")
     if r.received is not None:
         lines.append(f"  received:   {readable(r.received, 2000)}")
     if r.documented is not None:

@@ -11,6 +11,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from conformance.results import rejudged_note
+
 from .baseline import BaselineVerdict
 from .coverage import coverage_notes, coverage_rows
 from .render_common import (
@@ -20,6 +22,7 @@ from .render_common import (
     observed_rows,
     per_subject,
     problems,
+    rejudged_rows,
     reproducer_text,
     run_line,
     verdict_word,
@@ -148,6 +151,9 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                 label = f'<a href="#open={anchor}" data-open="{anchor}">{label}</a>'
             said = r.get("message") or (r.get("observed") if o == "pass" else "")
             tip = _e(said.splitlines()[0][:200] if said else o)
+            if r.get("rejudged"):  # never a silent pass: marked in the cell too
+                label += '<span class="rejudged" title="re-judged on time">⏱</span>'
+                tip = _e(rejudged_note(r["rejudged"])[:300])
             row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
         body.append("".join(row) + "</tr>")
     body.append("</tbody></table>")
@@ -156,6 +162,17 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                 f"{len(failing)}</span>)</h2>")
     body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
              for r in failing] or ["<p>No failures.</p>"]
+    timed = rejudged_rows(doc)
+    if timed:
+        body.append(f'<h2>Re-judged on time ({len(timed)})</h2><p class="muted">A deadline '
+                    "passed during these cases (even with the allowance for measured load), so "
+                    "each was run again alone after the run; only a failure that repeats "
+                    'counts.</p><table id="rejudged"><thead><tr><th>check</th><th>subject</th>'
+                    "<th>outcome</th><th>re-judged</th></tr></thead><tbody>")
+        body += [f'<tr><td><code>{_e(r["check_id"])}</code></td><td><code>{_e(r["subject"])}'
+                 f'</code></td><td>{_e(r["outcome"])}</td><td>{_e(note)}</td></tr>'
+                 for r, note in timed]
+        body.append("</tbody></table>")
     seen = observed_rows(doc)
     if seen:
         body.append(f"<h2>Observed conventions ({len(seen)})</h2>"

@@ -16,6 +16,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from conformance.results import rejudged_note
+
 from .baseline import BaselineVerdict
 from .coverage import coverage_rows
 from .render_common import format_value, is_known, per_subject, reproducer_text
@@ -32,7 +34,7 @@ def _x(text: str) -> str:
 
 
 def _details(r: dict[str, Any], rerun: str = "") -> str:
-    lines = [r.get("message") or ""]
+    lines = [r.get("message") or "", rejudged_note(r.get("rejudged"))]
     if r.get("statement"):
         lines.append(f"Requirement: {r['statement']}")
         if r.get("source"):
@@ -58,12 +60,16 @@ def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None,
         "time": f"{float(r.get('duration') or 0):.3f}"})
     outcome = r["outcome"]
     summary = _x((r.get("message") or "").strip().splitlines()[0][:500]) if r.get("message") else ""
+    said = [f"observed: {r['observed']}" if r.get("observed") else "",
+            rejudged_note(r.get("rejudged"))]  # a failure that did not repeat: both timings
     if outcome == "pass":
-        if r.get("observed"):  # the convention the subject follows, where the docs leave a choice
-            ET.SubElement(case, "system-out").text = _x(f"observed: {r['observed']}")
+        if any(said):  # the convention the subject follows, where the docs leave a choice
+            ET.SubElement(case, "system-out").text = _x("\n".join(x for x in said if x))
         return case, "pass"
     if outcome == "skip":
         ET.SubElement(case, "skipped", {"message": summary or "skipped"})
+        if said[1]:
+            ET.SubElement(case, "system-out").text = _x(said[1])
         return case, "skip"
     what = "harness error" if outcome == "error" else "not met"
     if is_known(r, verdict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from conformance.results import rejudged_note
 from simulator.sources import cite_json_text
 
 from .baseline import BaselineVerdict
@@ -15,6 +16,7 @@ from .render_common import (
     observed_rows,
     per_subject,
     problems,
+    rejudged_rows,
     reproducer_text,
     run_line,
     verdict_word,
@@ -62,6 +64,8 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
         out += [f"> {r['statement']}{cite}", ""]
     if r.get("message"):
         out += [_text(r["message"].strip()), ""]
+    if r.get("rejudged"):
+        out += [f"⏱ {_text(rejudged_note(r['rejudged']))}", ""]
     if r.get("received") is not None or r.get("documented") is not None:
         out += _received_documented(r.get("received"), r.get("documented"))
     if rerun:
@@ -97,7 +101,7 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
         out.append("")
     if verdict is not None:
         out += ["### Baseline", "", *[f"- {line.strip()}" for line in verdict.lines()], ""]
-    tail = _observed(doc) + _coverage(doc)
+    tail = _rejudged(doc) + _observed(doc) + _coverage(doc)
     failing = problems(doc, verdict)
     if failing:
         out += [f"### Failures ({len(failing)})", ""]
@@ -124,6 +128,20 @@ def _code(text: str) -> str:
 
 def _cell(text: str) -> str:
     return _text(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _rejudged(doc: dict[str, Any]) -> str:
+    """Results that rested on a deadline: run again alone after the run, with both timings."""
+    rows = rejudged_rows(doc)
+    if not rows:
+        return ""
+    out = ["", f"### Re-judged on time ({len(rows)})", "",
+           "A deadline passed during these cases (even with the allowance for measured load), "
+           "so each was run again alone after the run; only a failure that repeats counts.", "",
+           "| check | subject | outcome | re-judged |", "|---|---|---|---|"]
+    out += [f"| `{r['check_id']}` | {_code(r['subject'])} | {r['outcome']} | {_cell(note)} |"
+            for r, note in rows]
+    return "\n".join(out) + "\n"
 
 
 #: Rows of the observed-conventions table at most (the rest: results.json, report.html).

@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from typing import Any
 
+from conformance.results import rejudged_note
+
 from .baseline import BaselineVerdict
 from .results_file import gating
 
@@ -47,6 +49,14 @@ def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> lis
                 r["subject"])
 
     return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error")), key=rank)
+
+
+def rejudged_rows(doc: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Results that rested on a deadline and were run again alone, with their note (both
+    timings), by check id then subject."""
+    rows = sorted((r for r in doc["results"] if r.get("rejudged")),
+                  key=lambda r: (r["check_id"], r["subject"]))
+    return [(r, rejudged_note(r["rejudged"])) for r in rows]
 
 
 def observed_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:

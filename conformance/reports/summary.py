@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from conformance.catalog import CATALOG
 from conformance.reports.rerun import rerun_command
-from conformance.results import Outcome
+from conformance.results import Outcome, rejudged_note
 
 MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR"}
 
@@ -29,11 +29,18 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
     blocking = {id(r) for r in summary.blocking()}
     rerun = _rerun_commands(summary.plan.info)
     for r in summary.results:
-        if r.outcome is Outcome.PASS or r.subject in skip:
+        if r.subject in skip:
+            continue
+        if r.outcome is Outcome.PASS:
+            if r.rejudged:  # a failure on time that did not repeat: said, never a silent pass
+                print(f"PASS  {r.severity:6} {r.check_id}  [{r.subject}] (re-judged)", file=out)
+                print(f"      {rejudged_note(r.rejudged)}", file=out)
             continue
         tag = "" if r.outcome is Outcome.SKIP or id(r) in blocking else " (not blocking)"
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
         print(f"      {r.message}", file=out)
+        if r.rejudged:
+            print(f"      {rejudged_note(r.rejudged)}", file=out)
         if r.outcome in (Outcome.FAIL, Outcome.ERROR):
             chk = CATALOG.get(r.check_id)
             if chk is not None:

@@ -39,6 +39,7 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
+from conformance.subjects.timing import Patience, process_starvation
 
 
 def run_root(workdir: Path) -> Path | None:
@@ -141,9 +142,22 @@ class ForkServer:
             stderr=subprocess.PIPE, start_new_session=True)
         theirs.close()
         self._buf = b""
-        self.sock.settimeout(self._start_timeout)
+
+        def attempt(seconds: float) -> dict[str, Any] | None:
+            self.sock.settimeout(max(seconds, 0.001))
+            try:
+                return self._recv()
+            except TimeoutError:
+                return None
+
+        # The start-up timeout grows by the load measured meanwhile (timing.py).
+        patience = Patience(self._start_timeout, "start", process_starvation(self.proc.pid))
         try:
-            hello = self._recv()
+            hello = patience.wait(attempt)
+            if hello is None:
+                raise OSError(f"no answer within {self._start_timeout:g}s (the start-up timeout"
+                              + (f" + {patience.allowance:.1f}s allowed for load)"
+                                 if patience.allowance >= 0.05 else ")"))
         except (OSError, ValueError) as e:
             self.close()
             raise ForkServerError(f"the subject host did not start: {e}") from None

@@ -47,6 +47,7 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
+from conformance.subjects.timing import Miss, Patience, process_starvation, record
 
 #: A subject with this many processes at once is reported as a fork bomb.
 FORK_BOMB_PROCESSES = 128
@@ -55,6 +56,9 @@ MAX_LINE = 64 * 1024 * 1024
 #: Characters of a subject's stderr quoted in a message (its end: where the exception is).
 STDERR_NOTE = 1500
 _EOF = object()
+#: A subject still running this many times the close grace after its input was closed is a fault
+#: (it would never exit); one that exits between the grace and this is a note.
+NEVER_EXITS = 3
 
 
 class SubjectStartError(ToolUseError):
@@ -298,11 +302,12 @@ class ProcessSession:
             return None
 
     def _handshake(self, wait: float) -> None:
-        line = self._next_line(wait)
+        patience = Patience(wait, "start", process_starvation(self.proc.pid))
+        line = patience.wait(self._next_line)
         if line is None:
             self._kill()
             raise SubjectStartError(f"{self.label} did not start within {wait:g}s (the start-up "
-                                    f"timeout){self._stderr_note()}")
+                                    f"timeout{_allowed(patience.allowance)}){self._stderr_note()}")
         if line is _EOF:
             self.proc.wait(timeout=5)
             self._drain_stderr()
@@ -344,7 +349,7 @@ class ProcessSession:
         probe = readiness_input(self.tool_type, self.workdir)
         if probe is not None:
             seen = len(self.faults)
-            r = self._send(probe, timeout)
+            r = self._send(probe, timeout, what="readiness")
             faults = self.faults[seen:]
             del self.faults[seen:]
             if faults:
@@ -353,7 +358,7 @@ class ProcessSession:
                 if r.timed_out:
                     raise SubjectNotReady(
                         f"the subject did not answer its first call within the {timeout:g} s "
-                        f"start-up timeout; it was stopped (the readiness call {what}, made "
+                        f"start-up timeout{_allowed(r.allowance)}; it was stopped (the readiness call {what}, made "
                         f"before the check's clock starts; a slower start needs a longer "
                         f"--startup-timeout){self._stderr_note()}")
                 raise SubjectNotReady(f"the subject failed its first call, at start-up (the "
@@ -374,7 +379,7 @@ class ProcessSession:
             wait = min(wait, case_left)
         return self._send(tool_input, wait)
 
-    def _send(self, tool_input: dict[str, Any], wait: float) -> ToolResult:
+    def _send(self, tool_input: dict[str, Any], wait: float, what: str = "call") -> ToolResult:
         start = time.monotonic()
         if self._closed:
             return self._fault(f"{self.label} is not running (closed)")
@@ -390,13 +395,16 @@ class ProcessSession:
             if self.proc.poll() is not None or _wait_exit(self.proc, 1.0):
                 self._drain_stderr()
             return self._fault(f"{self.label} stopped reading its input ({e}){self._stderr_note()}")
-        line = self._next_line(wait)
+        # Judged fairly: the deadline grows by the load measured while waiting (timing.py).
+        patience = Patience(wait, what, process_starvation(self.proc.pid))
+        line = patience.wait(self._next_line)
         elapsed = time.monotonic() - start
         if line is None:
             self._kill()
             self._drain_stderr(0.5)
-            r = self._fault(f"no answer within {wait:g}s; the subject was stopped")
-            r.timed_out, r.elapsed = True, elapsed
+            r = self._fault(f"no answer within {wait:g}s{_allowed(patience.allowance)}; the "
+                            "subject was stopped")
+            r.timed_out, r.elapsed, r.allowance = True, elapsed, patience.allowance
             return r
         if line is _EOF:
             try:
@@ -412,7 +420,7 @@ class ProcessSession:
             self._kill()
             return self._fault(f"answer longer than {MAX_LINE} bytes; the subject was stopped")
         result = self._parse(line)
-        result.elapsed = elapsed
+        result.elapsed, result.allowance = elapsed, patience.allowance
         self._check_home()
         return result
 
@@ -478,6 +486,28 @@ class ProcessSession:
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable
             pass
 
+    def _await_exit(self, grace: float) -> None:
+        """The subject's input is closed: wait for it to exit. ``grace`` (plus the allowance for
+        measured load) is what an exit may take; a later exit is a note, not a fault (it did
+        exit: a slow machine is not the subject's defect). Only a subject still running
+        :data:`NEVER_EXITS` times the grace later is a fault (it would never exit), killed."""
+        start = time.monotonic()
+        starved = process_starvation(self.proc.pid)
+        patience = Patience(grace, "close", starved)
+        if patience.wait(lambda t: True if _wait_exit(self.proc, t) else None,
+                         record_miss=False):
+            return
+        if _wait_exit(self.proc, grace * (NEVER_EXITS - 1)):
+            self.notes.append(f"took {time.monotonic() - start:.1f}s to exit after its input was "
+                              f"closed (more than the {grace:g}s grace"
+                              f"{_allowed(patience.allowance)}; not a fault: it did exit)")
+            return
+        waited = time.monotonic() - start
+        record(Miss("close", grace * NEVER_EXITS, waited, patience.allowance))
+        self.faults.append(f"{self.label} did not exit within {waited:.1f}s of closing its "
+                           f"input ({grace:g}s grace{_allowed(patience.allowance)}, then "
+                           f"{grace * (NEVER_EXITS - 1):g}s more); it was killed")
+
     def close(self, grace: float = 5.0) -> None:
         """Close stdin, let the subject shut down, then kill what is left and note the leaks."""
         if self._closed:
@@ -497,11 +527,7 @@ class ProcessSession:
                 self.proc.stdin.close()
             except OSError:
                 pass
-            try:
-                self.proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.faults.append(f"{self.label} did not exit within {grace:g}s of closing "
-                                   "its input; it was killed")
+            self._await_exit(grace)
         self._kill_group()
         # What the group kill reaches even when the leader is already reaped (its id may be
         # someone else's by now): the members seen before closing, still in the group.
@@ -652,6 +678,11 @@ def _open_pipes(pid: int) -> set[str]:
         except OSError:
             pass
     return links
+
+
+def _allowed(allowance: float) -> str:
+    """The allowance for load in a message (nothing when there was none)."""
+    return f" + {allowance:.1f}s allowed for load" if allowance >= 0.05 else ""
 
 
 def _wait_exit(proc: Any, wait: float) -> bool:

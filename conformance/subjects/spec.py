@@ -346,7 +346,6 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
     import signal
     import subprocess
     import tempfile
-    import time
 
     with tempfile.TemporaryDirectory(prefix="tooluse-preflight-") as d:
         root = Path(d)
@@ -369,18 +368,20 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
                                     start_new_session=True)
         except OSError as e:
             return f"subject {s.name}: cannot start /bin/sh ({e})"
-        exited = False
-        end = time.monotonic() + window
-        try:
-            while time.monotonic() < end:
-                # WNOWAIT: the leader stays unreaped, so its process group id cannot be reused
-                # before the group is killed below.
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
-                    exited = True
-                    break
-                time.sleep(0.01)
-        except ChildProcessError:  # pragma: no cover - reaped elsewhere
-            exited = True
+        from conformance.subjects.timing import process_starvation, wait_until
+
+        def gone() -> bool:
+            # WNOWAIT: the leader stays unreaped, so its process group id cannot be reused
+            # before the group is killed below.
+            try:
+                return os.waitid(os.P_PID, proc.pid,
+                                 os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:  # pragma: no cover - reaped elsewhere
+                return True
+
+        try:  # the window grows by the load measured meanwhile: a slow "not found" is still seen
+            exited = wait_until(gone, window, "preflight", process_starvation(proc.pid),
+                                record_miss=False)
         finally:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)

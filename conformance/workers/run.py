@@ -22,6 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from conformance.subjects.host import accepts_keyword
+from conformance.subjects.timing import (
+    MAX_ALLOWANCE,
+    Miss,
+    Patience,
+    harness_lag,
+    record,
+    tree_delay,
+)
 from simulator.managed_agents import ManagedAgentsSimulator, RequestRecord, Scenario, Session
 
 from .toolset import DECLARATIONS, sdk_tools
@@ -145,6 +153,7 @@ class WorkerRun:
         proc = subprocess.Popen(argv, cwd=self.workdir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
+        self._worker_pid = proc.pid
 
         def stop() -> None:
             if proc.poll() is not None:
@@ -183,26 +192,40 @@ class WorkerRun:
     def log(self) -> list[RequestRecord]:
         return self.sim.log
 
+    def _starved(self) -> float:
+        pid = getattr(self, "_worker_pid", None)
+        return harness_lag() + (tree_delay(pid) if pid is not None else 0.0)
+
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        return self.sim.wait_for(predicate, timeout)
+        """Wait until ``predicate()`` holds, at most ``timeout`` s plus the allowance for
+        measured load; a deadline that passes is recorded for re-judging (subjects/timing.py)."""
+        return Patience(timeout, "worker", self._starved).wait(
+            lambda t: True if self.sim.wait_for(predicate, t) else None) is True
+
+    def pause(self, seconds: float) -> None:
+        """Let the worker act for ``seconds`` (nothing is awaited: no deadline)."""
+        self.sim.wait_for(lambda: False, seconds)
 
     def wait_progress(self, predicate: Callable[[], bool], *, idle: float = 5.0,
                       total: float = 30.0) -> bool:
         """Wait until ``predicate()`` holds; give up after ``total`` seconds, or once the worker
-        has started (sent a request) and then nothing changed for ``idle`` seconds."""
+        has started (sent a request) and then nothing changed for ``idle`` seconds (both plus
+        the allowance for measured load; a give-up is recorded for re-judging)."""
         store = self.sim.store
-        deadline = time.monotonic() + total
+        start, base = time.monotonic(), self._starved()
         with store.cond:
             version, changed_at = store.version, time.monotonic()
             while not predicate():
                 now = time.monotonic()
-                if now >= deadline:
+                allowance = min(max(0.0, self._starved() - base), MAX_ALLOWANCE * total)
+                if now >= start + total + allowance or (
+                        store.version == version and store.log
+                        and now - changed_at >= idle + allowance):
+                    record(Miss("worker", total, now - start, allowance))
                     return False
                 if store.version != version:
                     version, changed_at = store.version, now
-                elif store.log and now - changed_at >= idle:
-                    return False
-                store.cond.wait(min(0.1, deadline - now))
+                store.cond.wait(0.1)
             return True
 
     def expire_leases(self) -> None:

@@ -1,0 +1,59 @@
+"""``tests``: the project's own tests as ``nox -s tests`` runs them (``pytest -n 2 -q``), against
+their budget.
+
+The budget is for an idle 2-core machine: :data:`BUDGET_SECONDS` of wall time. The row also
+gives the CPU time (user + system of pytest, its workers and every subject they started), which
+a busy machine does not inflate the way it inflates wall time, and the load average before and
+after, so that a run on a busy machine is read as such. Never a timed test: the suite only has
+to pass on a loaded machine, as fast as the machine lets it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+#: ``nox -s tests`` on an idle 2-core machine (issue 21: ~10 minutes before, 5 or less after).
+BUDGET_SECONDS = 300.0
+ROOT = Path(__file__).resolve().parents[1]
+#: In ``--smoke``: two quick tests, to check the row's shape.
+SMOKE = ["tests/test_timing.py", "-k", "grows_by_the_load or has_a_cap"]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _counts(output: str) -> dict[str, int]:
+    tail = output.strip().splitlines()[-1] if output.strip() else ""
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed)",
+                                                   tail)}
+
+
+def measure(smoke: bool = False) -> list[dict[str, Any]]:
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    argv += ["-n", "0", *SMOKE] if smoke else ["-n", "2"]
+    load = os.getloadavg()
+    cpu0, t0 = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    cpus = os.cpu_count() or 1
+    return [{
+        "section": "tests", "what": "the project's tests (nox -s tests: pytest -n 2 -q)"
+        + (" — smoke: two tests" if smoke else ""),
+        "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "exit": proc.returncode,
+        "counts": _counts(proc.stdout), "cpus": cpus,
+        "load_average_before": [round(x, 2) for x in load],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "idle": load[0] < 0.5 * cpus,
+        "budget": f"wall_seconds <= {BUDGET_SECONDS:g} on an idle 2-core machine",
+        "ratio_to_budget": round(wall / BUDGET_SECONDS, 3),
+        "met": wall <= BUDGET_SECONDS and proc.returncode == 0,
+    }]
