@@ -206,6 +206,11 @@ def rejudge(first: CheckResult, misses: Sequence[timing.Miss],
     })
 
 
+def _start_only(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
+    """A failure at start-up whose deadlines were all start-up ones."""
+    return is_start_failure(r) and all(m.what in ("start", "readiness") for m in misses)
+
+
 def _attempt(r: CheckResult, misses: Sequence[timing.Miss]) -> dict[str, Any]:
     return {"outcome": r.outcome.value, "duration": round(r.duration, 3),
             "message": r.message[:500], "misses": [m.text() for m in misses]}
@@ -409,10 +414,23 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                     f.result()
                 # Failures that rest on a deadline: each run again alone (--jobs 1), now that
                 # the run no longer loads the machine; only one that repeats is a FAIL.
+                # Start-up is the same for every check of a subject: once a start-up failure
+                # repeated alone, the subject's other start-up failures are not run a third time.
+                started_badly: dict[str, CheckResult] = {}
                 for case, first, misses in on_time:
                     if stopping.is_set():
                         break
-                    r = rejudge(first, misses, functools.partial(again, case))
+                    seen = started_badly.get(case.subject.name)
+                    if seen is not None and _start_only(first, misses):
+                        r = dataclasses.replace(first, rejudged={
+                            "repeated": True, "first": _attempt(first, misses),
+                            "rerun": {**(seen.rejudged or {}).get("rerun", {}), "message": (
+                                f"start-up failed again when {seen.check_id} was re-run alone: "
+                                + seen.message[:400])}})
+                    else:
+                        r = rejudge(first, misses, functools.partial(again, case))
+                        if _start_only(first, misses) and is_start_failure(r):
+                            started_badly[case.subject.name] = r
                     with lock:
                         results.append(r)
                         _emit(hooks, "on_check_finished", r)

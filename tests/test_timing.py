@@ -135,7 +135,7 @@ def test_a_slow_exit_is_a_note_and_only_a_subject_that_never_exits_is_a_fault(
     with timing.collecting() as misses:
         s = slow.open(tmp_path / "a", timeout=1)
         assert s.call({}).text == "ok"
-        s.close(grace=0.5)
+        s.close(grace=0.5, never_exits=60)  # 1 s is past the grace however idle the machine
     assert s.faults == [] and misses == []
     assert any("to exit after its input was closed" in n and "not a fault" in n for n in s.notes)
     with timing.collecting() as misses:
@@ -248,3 +248,19 @@ def test_misses_of_a_case_reach_it_from_the_threads_it_starts() -> None:
         pool.submit(contextvars.copy_context().run, timing.record,
                     Miss("close", 5, 15, 0)).result()
     assert [m.what for m in misses] == ["close"]
+
+
+def test_a_subject_that_never_starts_is_re_run_once_not_once_per_check(
+        monkeypatch: pytest.MonkeyPatch, fake_load: Callable[[float], None]) -> None:
+    fake_load(0.0)
+    ids = [_register(monkeypatch, f) for f in (late_once, always_late, wrong_not_late)]
+    py = Path(__file__).resolve().parent / "subjects" / "py_subjects.py"
+    never = factory_subject(f"{py}:hangs_at_start", family="bash", name="never")
+    summary = runner.run([never], checks=ids, timeout=1, jobs=3, startup_timeout=0.5)
+    assert ATTEMPTS == {"late_once": 0, "always_late": 0, "wrong_not_late": 0}  # never started
+    assert all(r.outcome is Outcome.FAIL and r.rejudged and r.rejudged["repeated"]
+               for r in summary.results)
+    inferred = [r for r in summary.results
+                if r.rejudged and "start-up failed again when" in r.rejudged["rerun"]["message"]]
+    assert len(inferred) == 2 and summary.never_started() == {
+        "never": summary.results[0].message}

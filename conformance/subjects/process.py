@@ -486,30 +486,32 @@ class ProcessSession:
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable
             pass
 
-    def _await_exit(self, grace: float) -> None:
+    def _await_exit(self, grace: float, never: float) -> None:
         """The subject's input is closed: wait for it to exit. ``grace`` (plus the allowance for
         measured load) is what an exit may take; a later exit is a note, not a fault (it did
         exit: a slow machine is not the subject's defect). Only a subject still running
-        :data:`NEVER_EXITS` times the grace later is a fault (it would never exit), killed."""
+        ``never`` s after its input was closed is a fault (it would never exit), killed."""
         start = time.monotonic()
         starved = process_starvation(self.proc.pid)
         patience = Patience(grace, "close", starved)
         if patience.wait(lambda t: True if _wait_exit(self.proc, t) else None,
                          record_miss=False):
             return
-        if _wait_exit(self.proc, grace * (NEVER_EXITS - 1)):
+        if _wait_exit(self.proc, max(0.0, never - (time.monotonic() - start))):
             self.notes.append(f"took {time.monotonic() - start:.1f}s to exit after its input was "
                               f"closed (more than the {grace:g}s grace"
                               f"{_allowed(patience.allowance)}; not a fault: it did exit)")
             return
         waited = time.monotonic() - start
-        record(Miss("close", grace * NEVER_EXITS, waited, patience.allowance))
+        record(Miss("close", never, waited, patience.allowance))
         self.faults.append(f"{self.label} did not exit within {waited:.1f}s of closing its "
-                           f"input ({grace:g}s grace{_allowed(patience.allowance)}, then "
-                           f"{grace * (NEVER_EXITS - 1):g}s more); it was killed")
+                           f"input ({grace:g}s grace{_allowed(patience.allowance)}, then up to "
+                           f"{never:g}s in all); it was killed")
 
-    def close(self, grace: float = 5.0) -> None:
-        """Close stdin, let the subject shut down, then kill what is left and note the leaks."""
+    def close(self, grace: float = 5.0, never_exits: float | None = None) -> None:
+        """Close stdin, let the subject shut down, then kill what is left and note the leaks.
+        An exit later than ``grace`` is a note; only a subject still running ``never_exits`` s
+        (default :data:`NEVER_EXITS` times the grace) after its input closed is a fault."""
         if self._closed:
             return
         self._closed = True
@@ -527,7 +529,7 @@ class ProcessSession:
                 self.proc.stdin.close()
             except OSError:
                 pass
-            self._await_exit(grace)
+            self._await_exit(grace, NEVER_EXITS * grace if never_exits is None else never_exits)
         self._kill_group()
         # What the group kill reaches even when the leader is already reaped (its id may be
         # someone else's by now): the members seen before closing, still in the group.
