@@ -13,7 +13,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-BUSY = "while True: pass"
+#: A busy loop that ends by itself when the test process is gone (killed with SIGKILL or by a
+#: timeout that skips ``finally``): it must never go on loading a shared machine.
+BUSY = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -292,6 +293,7 @@ def test_a_column_in_its_own_python(tmp_path: Path, capsys) -> None:
     built = (env / ".tooluse-ready").stat().st_mtime
     assert main(args) == 0  # the environment is reused, not rebuilt
     assert (env / ".tooluse-ready").stat().st_mtime == built
+    shutil.rmtree(tmp_path / "envs")  # ~110 MB: not left in pytest's kept temporary directories
 
 
 def test_the_matrix_page_explains_pass_star_and_folds_reproducers(
