@@ -74,14 +74,18 @@ def result(run: dict[str, Any], subject: str, check: str) -> dict[str, Any]:
 
 def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
     proc = hostile_run["proc"]
-    # Five never answer their first call (they hang, exit, crash or run out of memory on it):
-    # each is one line on stderr and the run exits 2 (issue 26); the run itself finished and
-    # its reports hold every verdict.
+    # Four never answer their first call (they hang, exit or crash on it, or run out of memory
+    # in a command): each is one line on stderr and the run exits 2 (issue 26); the run itself
+    # finished and its reports hold every verdict. hogs_memory answers its calls with the
+    # MemoryError it raises (an exception is an error result), so it started; only where the
+    # memory limit takes its host down at the readiness call is it a start failure too: both
+    # are accepted (test_each_hostile_subject_fails_the_check_it_runs holds its verdict).
     assert proc.returncode == 2, proc.stderr.decode()[-2000:]
     lines = [ln for ln in proc.stderr.decode().splitlines() if "did not start" in ln]
-    assert sorted(ln.split()[4] for ln in lines) == [
+    named = sorted(ln.split()[4] for ln in lines)
+    assert [n for n in named if n != "subjects.py:hogs_memory"] == [
         "cmd:python3", "subjects.py:crashes", "subjects.py:exits_hard",
-        "subjects.py:hogs_memory", "subjects.py:prints_forever"], lines
+        "subjects.py:prints_forever"], lines
     assert not any(ln.startswith("Traceback") for ln in proc.stderr.decode().splitlines())
     doc = json.loads((hostile_run["out"] / "results.json").read_text())
     assert doc["run"]["complete"] is True
