@@ -32,16 +32,27 @@ class CheckFailure(AssertionError):
     """Raised by a check when the subject breaks the requirement.
 
     ``received`` and ``documented`` are shown side by side; ``reproducer`` is the replayable list
-    of tool inputs that shows the failure.
+    of tool inputs that shows the failure, ``setup`` what it plants before them (see
+    :mod:`conformance.reproducers`), ``reproduced`` whether a replay on a fresh subject showed
+    the failure again (``"verified"``, ``"did not reproduce"``, empty: not replayed).
     """
 
     def __init__(self, message: str, *, received: Any = None, documented: Any = None,
-                 reproducer: list[dict[str, Any]] | None = None) -> None:
+                 reproducer: list[dict[str, Any]] | None = None,
+                 setup: list[dict[str, Any]] | None = None, reproduced: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.received = received
         self.documented = documented
         self.reproducer = list(reproducer or [])
+        self.setup = list(setup or [])
+        self.reproduced = reproduced
+
+
+class CheckIncomplete(Exception):
+    """Raised by a check that could not finish its fixed amount of work within its hard time cap
+    (outcome ``incomplete``: neither a failure nor a pass, never blocking; the message says how
+    far it got and why it stopped)."""
 
 
 class CheckSkipped(Exception):

@@ -15,17 +15,30 @@ a reproducer, make an empty directory and substitute it for the placeholder in e
 (:func:`materialize` does that), then send the inputs in order; files a check planted are part
 of the reproducer as ``create`` inputs (see ``conformance.checks.editor_support.reproducer``).
 In a bash reproducer ``$TOOLUSE_WORKDIR`` also works unsubstituted when the tool exports it.
+
+What a check planted behind the subject's back is a ``setup`` step ("before input 1, write ..."),
+never a tool call (:func:`setup_step`, :func:`describe_setup`, :func:`apply_setup`).
+
+Verification (any tool family): :func:`replay_fresh_subject` replays a reproducer exactly as
+printed on a fresh subject and asks a judge whether the failure showed again; :func:`verdict_of`
+turns that into the result's ``reproduced`` (``verified`` / ``did not reproduce``). The model
+checks (:mod:`conformance.stateful`) and the editor checks' ``fail`` use it.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import itertools
+import os
 import re
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.results import CheckResult
+from conformance.results import NOT_REPRODUCED, VERIFIED, CheckResult
 
 #: The placeholder for the case's working directory.
 WORKDIR = "$TOOLUSE_WORKDIR"
@@ -89,6 +102,7 @@ def relativize(result: CheckResult, workdir: Path) -> CheckResult:
     return dataclasses.replace(
         result, message=rel(result.message), received=rel(result.received),
         documented=rel(result.documented), reproducer=rel(list(result.reproducer)),
+        setup=rel(list(result.setup)),
         observed=rel(result.observed))
 
 
@@ -100,3 +114,177 @@ def materialize(value: Any, workdir: str | Path) -> Any:
     """
     target = str(workdir).rstrip("/") or "/"
     return _map_strings(value, lambda s: s.replace(WORKDIR, target))
+
+
+# --- what a reproducer plants, stated as such --------------------------------------------------
+#
+# Files, directories and symlinks a check puts in place behind the subject's back are part of the
+# reproducer, but they are not tool calls: each is a ``setup`` step naming the input it comes
+# before (1-based; ``len(inputs) + 1``: after the last one), e.g.
+# ``{"before_input": 1, "path": "$TOOLUSE_WORKDIR/a.txt", "text": "one\n"}``. Exactly one of
+# ``text`` (UTF-8 contents), ``bytes`` (a Python bytes literal), ``directory`` (true) or
+# ``symlink_to`` (the link's target) says what to make. A path outside the case's directory is
+# still written relative to it (``$TOOLUSE_WORKDIR.outside/secret.txt``: a sibling), so that the
+# reproducer plants it itself.
+
+
+def setup_step(before_input: int, path: str, *, data: bytes | None = None,
+               directory: bool = False, symlink_to: str | None = None) -> dict[str, Any]:
+    """One setup step (see above): a file with ``data``, a ``directory`` or a symlink."""
+    step: dict[str, Any] = {"before_input": before_input, "path": path}
+    if directory:
+        step["directory"] = True
+    elif symlink_to is not None:
+        step["symlink_to"] = symlink_to
+    else:
+        raw = data or b""
+        try:
+            step["text"] = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            step["bytes"] = repr(raw)
+    return step
+
+
+def setup_data(step: dict[str, Any]) -> bytes | None:
+    """The bytes a file step writes (None for a directory or a symlink)."""
+    if "text" in step:
+        return str(step["text"]).encode("utf-8")
+    if "bytes" in step:
+        value = ast.literal_eval(str(step["bytes"]))
+        if not isinstance(value, bytes):
+            raise ValueError(f"setup step {step!r}: 'bytes' is not a bytes literal")
+        return value
+    return None
+
+
+def describe_setup(step: dict[str, Any], limit: int = 200) -> str:
+    """``before input 1, write $TOOLUSE_WORKDIR/a.txt with 'one\\n'`` (how reports print it)."""
+    where = f"before input {step['before_input']}"
+    if step.get("directory"):
+        return f"{where}, make the directory {step['path']}"
+    if "symlink_to" in step:
+        return f"{where}, make {step['path']} a symbolic link to {step['symlink_to']}"
+    shown = repr(step["text"]) if "text" in step else f"the bytes {step['bytes']}"
+    if len(shown) > limit:
+        shown = shown[:limit] + f"… ({len(shown)} characters)"
+    return f"{where}, write {step['path']} (parent directories included) with {shown}"
+
+
+def describe_reproduced(status: str) -> str:
+    """How reports say whether the reproducer was verified."""
+    if status == "verified":
+        return "verified: replayed exactly as written on a fresh subject, it showed the failure again"
+    if status == "did not reproduce":
+        return ("did not reproduce: replayed exactly as written on a fresh subject, it did not "
+                "show the failure (it may depend on timing or on state it does not set up)")
+    return "not verified (not replayed on a fresh subject)"
+
+
+def apply_setup(steps: list[dict[str, Any]], before_input: int, workdir: Path,
+                made: list[Path] | None = None) -> None:
+    """Carry out the setup steps that come before input ``before_input``, with
+    ``$TOOLUSE_WORKDIR`` standing for ``workdir``. Top-level folders created outside ``workdir``
+    are appended to ``made`` (for :func:`remove_outside`)."""
+    for step in steps:
+        if int(step["before_input"]) != before_input:
+            continue
+        path = Path(materialize(str(step["path"]), workdir))
+        if made is not None and not _inside(path, workdir):
+            top = _outside_top(path, workdir)
+            if top not in made and not top.exists():
+                made.append(top)
+        if step.get("directory"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if "symlink_to" in step:
+            path.symlink_to(materialize(str(step["symlink_to"]), workdir))
+        else:
+            path.write_bytes(setup_data(step) or b"")
+
+
+def remove_outside(made: list[Path]) -> None:
+    """Remove what :func:`apply_setup` created outside the case's directory."""
+    for top in made:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _inside(path: Path, workdir: Path) -> bool:
+    rel = os.path.relpath(os.path.normpath(path), os.path.normpath(workdir))
+    return not rel.startswith("..")
+
+
+def _outside_top(path: Path, workdir: Path) -> Path:
+    """The first folder (or file) of ``path`` that does not exist yet, near the workdir."""
+    p = Path(os.path.normpath(path))
+    while not p.parent.exists() and p.parent != p:
+        p = p.parent
+    return p
+
+
+# --- verifying a reproducer before it is printed ------------------------------------------------
+
+@dataclass
+class Replayed:
+    """What a reproducer did when replayed (:func:`replay_fresh_subject`)."""
+
+    #: The fresh directory it ran in (``$TOOLUSE_WORKDIR`` of the replay); removed afterwards,
+    #: so a judge reads what it needs while it runs.
+    workdir: Path
+    #: One result per input, in order.
+    results: list[Any] = field(default_factory=list)
+    #: Faults the fresh subject's session recorded (hang, exit, bad answer).
+    faults: list[str] = field(default_factory=list)
+
+
+_REPLAYS = itertools.count()
+
+
+def replay_fresh_subject(session: Any, inputs: list[dict[str, Any]],
+                         setup: list[dict[str, Any]], judge: Callable[[Replayed], bool],
+                         ) -> bool | None:
+    """Replay a reproducer exactly as written, on a fresh instance of ``session``'s subject
+    (:func:`conformance.session.spawn`) in a fresh, empty directory: ``setup`` steps before the
+    inputs they name, ``$TOOLUSE_WORKDIR`` standing for that directory (inputs and setup in the
+    printed, placeholder form: :func:`relativize_value`). ``judge`` says, while the directory
+    still exists, whether the replay showed the failure; None when no fresh subject could be
+    started (the caller reports the reproducer as not verified). Everything the replay made,
+    inside the directory or outside it, is removed."""
+    from conformance.session import spawn
+
+    # Named like the case's directory (in a folder of its own): a reproducer that reaches a
+    # sibling of the case's directory by name (``$TOOLUSE_WORKDIR/../<its name>.outside``)
+    # replays as printed.
+    box = Path(session.workdir) / f".tooluse-replay-{next(_REPLAYS)}"
+    where = box / Path(session.workdir).name
+    where.mkdir(parents=True)
+    made: list[Path] = []
+    try:
+        try:
+            fresh = spawn(session, where)
+        except Exception:  # a subject that does not start again: nothing verified
+            return None
+        if fresh is None:
+            return None
+        try:
+            out = Replayed(where)
+            for i, tool_input in enumerate(materialize(inputs, where), 1):
+                apply_setup(materialize(setup, where), i, where, made)
+                out.results.append(fresh.call(tool_input))
+            apply_setup(materialize(setup, where), len(inputs) + 1, where, made)
+            faults = getattr(fresh, "faults", None)
+            out.faults = list(faults) if isinstance(faults, list) else []
+            return judge(out)
+        finally:
+            fresh.close()
+    finally:
+        remove_outside(made)
+        shutil.rmtree(box, ignore_errors=True)
+
+
+def verdict_of(reproduced: bool | None) -> str:
+    """:data:`~conformance.results.VERIFIED`, :data:`~conformance.results.NOT_REPRODUCED` or
+    ``""`` (not replayed) for what :func:`replay_fresh_subject` returned."""
+    if reproduced is None:
+        return ""
+    return VERIFIED if reproduced else NOT_REPRODUCED

@@ -18,6 +18,17 @@ class Outcome(StrEnum):
     SKIP = "skip"
     #: The harness itself broke (not the subject's fault).
     ERROR = "error"
+    #: The check could not finish its fixed amount of work within its hard time cap (a
+    #: property or model check on a very slow subject or machine): neither a failure nor a pass,
+    #: never blocking; the message says how far it got.
+    INCOMPLETE = "incomplete"
+
+
+#: :attr:`CheckResult.reproduced` values: the reproducer was replayed, exactly as printed, on a
+#: fresh subject in a fresh directory before it was reported, and showed the failure again...
+VERIFIED = "verified"
+#: ... or did not (the failure may depend on timing or on state the reproducer does not set up).
+NOT_REPRODUCED = "did not reproduce"
 
 
 @dataclass
@@ -34,6 +45,13 @@ class CheckResult:
     documented: Any = None
     #: Replayable list of tool inputs (or requests) that shows the failure.
     reproducer: list[Any] = field(default_factory=list)
+    #: What the reproducer plants behind the subject's back, each before the input it names:
+    #: ``{"before_input": 1, "path": ..., "text" | "bytes" | "directory" | "symlink_to": ...}``
+    #: (see :mod:`conformance.reproducers`). Paths use the same placeholders as the inputs.
+    setup: list[dict[str, Any]] = field(default_factory=list)
+    #: :data:`VERIFIED`, :data:`NOT_REPRODUCED`, or empty (the reproducer was not replayed: no
+    #: fresh subject could be started, or the check does not verify its reproducers).
+    reproduced: str = ""
     #: What the check saw the subject do where the docs leave a choice (the convention it
     #: follows, e.g. "new_str ending in \\n inserts the lines as written"); a check states it by
     #: returning a string. Empty when the check has nothing to report.
@@ -59,6 +77,7 @@ class CheckResult:
             duration=float(d.get("duration") or 0.0), message=str(d.get("message") or ""),
             received=d.get("received"), documented=d.get("documented"),
             reproducer=list(d.get("reproducer") or []),
+            setup=list(d.get("setup") or []), reproduced=str(d.get("reproduced") or ""),
             observed=str(d.get("observed") or ""),
             rejudged=d.get("rejudged") if isinstance(d.get("rejudged"), dict) else None,
         )

@@ -7,7 +7,8 @@ What the check raises decides the outcome:
   exited, or wrote something that is not a tool result);
 - :class:`CheckFailure` → ``fail`` (message, received, documented, reproducer); a bare
   ``AssertionError`` → ``fail`` as well;
-- :class:`CheckSkipped` → ``skip``;
+- :class:`CheckSkipped` → ``skip``; :class:`CheckIncomplete` → ``incomplete`` (a hard time cap
+  ended the check's fixed work: not blocking);
 - any other exception, or a harness problem starting the subject → ``error`` (the harness's or
   the check's fault, never counted against the subject as a failure).
 
@@ -39,7 +40,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import conformance.checks  # noqa: F401  (registers every check)
-from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity, checks_for
+from conformance.catalog import (
+    CATALOG,
+    Check,
+    CheckFailure,
+    CheckIncomplete,
+    CheckSkipped,
+    Severity,
+    checks_for,
+)
 from conformance.reproducers import relativize
 from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
 from conformance.session import allow_spawn
@@ -276,9 +285,12 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
         faults = _faults_note(session)
         return result(Outcome.FAIL, e.message + faults, received=_jsonable(e.received),
                       documented=_jsonable(e.documented),
-                      reproducer=list(e.reproducer or session.history))
+                      reproducer=list(e.reproducer or session.history),
+                      setup=list(e.setup), reproduced=e.reproduced)
     except CheckSkipped as e:
         return result(Outcome.SKIP, str(e) or "skipped")
+    except CheckIncomplete as e:
+        return result(Outcome.INCOMPLETE, str(e) or "incomplete")
     except AssertionError as e:  # a bare ``assert`` in a check states a requirement too
         return result(Outcome.FAIL, f"assertion failed: {e}" + _faults_note(session),
                       reproducer=list(session.history))

@@ -199,7 +199,9 @@ def insert_past_end(s: ToolSession) -> str:
 def insert_text_field(s: ToolSession) -> None:
     path = plant(s, "f.txt", THREE)
     r = s.call({"command": "insert", "path": path, "insert_line": 1, "insert_text": "NEW\n"})
-    expect_success(s, r, "insert carrying insert_text")
+    if refused(r):  # not expect_success: it would defer to this very check
+        fail(s, "insert carrying insert_text was refused", received=r,
+             documented="a successful tool_result")
     insert_convention(s, path, THREE, 1, "NEW\n", "insert with insert_text")
 
 

@@ -9,7 +9,6 @@ sees them.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
@@ -21,11 +20,11 @@ from .editor_support import (
     SRC_COMMANDS,
     SRC_SECURITY,
     expect_bytes,
-    expect_refused,
     expect_success,
     fail,
     insert_input,
     plant,
+    plant_symlink,
     read,
     refused,
 )
@@ -105,7 +104,8 @@ def directory_view_not_executed(s: ToolSession) -> None:
         found = _markers(s, pairs)
         if found:
             fail(s, f"viewing the directory {rel!r} ran a shell command (created {found})",
-                 received=found, documented="paths are plain paths, never shell input")
+                 received=found, documented="paths are plain paths, never shell input",
+                 watch=tuple(str(m) for _, m in pairs))
 
 
 @check("editor.paths.never_executed_by_file_commands", family=FAMILY, severity=Severity.MUST,
@@ -128,14 +128,16 @@ def file_commands_not_executed(s: ToolSession) -> None:
             if found:
                 fail(s, f"{tool_input['command']} of {rel!r} ran a shell command (created "
                         f"{found})", received=found,
-                     documented="paths are plain paths, never shell input")
+                     documented="paths are plain paths, never shell input",
+                     watch=tuple(str(m) for _, m in pairs))
         for rel_file in (rel + ".txt",):
             s.call({"command": "create", "path": str(Path(s.workdir) / rel_file),
                     "file_text": "x\n"})
             found = _markers(s, pairs)
             if found:
                 fail(s, f"create of {rel_file!r} ran a shell command (created {found})",
-                     received=found, documented="paths are plain paths, never shell input")
+                     received=found, documented="paths are plain paths, never shell input",
+                     watch=tuple(str(m) for _, m in pairs))
 
 
 @check("editor.paths.outside_workdir_refused", family=FAMILY, severity=Severity.SHOULD,
@@ -143,37 +145,40 @@ def file_commands_not_executed(s: ToolSession) -> None:
        statement="paths outside the working directory (absolute, ../ traversal, symlinks) are "
                  "refused by every command.")
 def outside_refused(s: ToolSession) -> None:
-    outside = Path(tempfile.mkdtemp(prefix="outside-", dir=Path(s.workdir).parent))
+    # The file outside is a sibling of the working directory named after it, planted like any
+    # other file: the reproducer states it ($TOOLUSE_WORKDIR.outside/secret.txt) and plants it
+    # itself, relative to the case's directory.
+    outside = Path(f"{s.workdir}.outside")
     try:
-        secret = outside / "secret.txt"
-        secret.write_bytes(b"TOP-SECRET\n")
-        link = Path(s.workdir) / "link.txt"
-        try:
-            link.symlink_to(secret)
-        except OSError:
-            link = secret
+        secret = Path(plant(s, str(outside / "secret.txt"), b"TOP-SECRET\n"))
+        link = plant_symlink(s, "link.txt", str(secret)) or str(secret)
         traversal = f"{s.workdir}/../{outside.name}/secret.txt"
+        watch = (str(secret), str(outside / "created.txt"))
         for path in (str(secret), traversal, str(link)):
             r = s.call({"command": "view", "path": path})
             if "TOP-SECRET" in r.text or not refused(r):
                 fail(s, f"view of {path} (outside the working directory) was answered", received=r,
-                     documented="an error: the path is outside the working directory")
+                     documented="an error: the path is outside the working directory",
+                     watch=watch)
             for tool_input in ({"command": "str_replace", "path": path, "old_str": "TOP",
                                 "new_str": "OWNED"},
                                insert_input(s, path, 0, "owned\n")):
                 r = s.call(tool_input)
-                expect_refused(s, r, f"{tool_input['command']} of {path}",
-                               "an error: the path is outside the working directory")
+                if not refused(r):
+                    fail(s, f"{tool_input['command']} of {path} was accepted", received=r,
+                         documented="an error: the path is outside the working directory",
+                         watch=watch)
                 if read(str(secret)) != b"TOP-SECRET\n":
                     fail(s, f"{tool_input['command']} changed a file outside the working "
-                            "directory", received=read(str(secret)), documented=b"TOP-SECRET\n")
+                            "directory", received=read(str(secret)), documented=b"TOP-SECRET\n",
+                         watch=watch)
         created = outside / "created.txt"
         r = s.call({"command": "create", "path": str(created), "file_text": "x"})
-        expect_refused(s, r, "create outside the working directory",
-                       "an error: the path is outside the working directory")
+        if not refused(r):
+            fail(s, "create outside the working directory was accepted", received=r,
+                 documented="an error: the path is outside the working directory", watch=watch)
         if created.exists():
             fail(s, "create wrote a file outside the working directory", received=str(created),
-                 documented="no file written")
+                 documented="no file written", watch=watch)
     finally:
         shutil.rmtree(outside, ignore_errors=True)
-

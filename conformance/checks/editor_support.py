@@ -8,12 +8,21 @@ with ``Error``), so that a subject flagging errors wrongly fails one check only
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, NoReturn
 from weakref import WeakKeyDictionary
 
 from conformance.catalog import CheckFailure, CheckSkipped
 from conformance.properties.editor_model import insert_outcomes, lines_of
+from conformance.reproducers import (
+    Replayed,
+    materialize,
+    relativize_value,
+    replay_fresh_subject,
+    setup_step,
+    verdict_of,
+)
 from conformance.session import ToolResult, ToolSession
 from simulator import registry
 from simulator.sources import SEED_TEXT_EDITOR, protocol, seed
@@ -53,46 +62,61 @@ def p(s: ToolSession, *parts: str) -> str:
     return str(Path(s.workdir).joinpath(*parts))
 
 
-#: Files each session had planted, with the history position they were planted at.
-_PLANTED: WeakKeyDictionary[Any, list[tuple[int, str, bytes]]] = WeakKeyDictionary()
+#: What each session had planted: (history position, path, data | None for a directory,
+#: symlink target | None).
+_PLANTED: WeakKeyDictionary[Any, list[tuple[int, str, bytes | None, str | None]]] = (
+    WeakKeyDictionary())
+
+
+def _remember(s: ToolSession, path: str, data: bytes | None, target: str | None) -> None:
+    try:
+        _PLANTED.setdefault(s, []).append((len(s.history), path, data, target))
+    except TypeError:  # a session that cannot be weakly referenced: no record
+        pass
 
 
 def plant(s: ToolSession, name: str, data: bytes) -> str:
-    """Put a file in the working directory behind the subject's back; returns its path.
-
-    It is remembered, so a failure's reproducer can recreate it (as a ``create`` input).
-    """
+    """Put a file in the working directory (``name`` relative to it; an absolute path is taken
+    as it is, e.g. a sibling of the working directory) behind the subject's back; returns its
+    path. It is remembered: a failure's reproducer states it as a setup step ("before input 1,
+    write ...")."""
     path = Path(s.workdir) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    try:
-        _PLANTED.setdefault(s, []).append((len(s.history), str(path), data))
-    except TypeError:  # a session that cannot be weakly referenced: no record
-        pass
+    _remember(s, str(path), data, None)
     return str(path)
 
 
-def reproducer(s: ToolSession) -> tuple[list[dict[str, Any]], list[str]]:
-    """The replayable inputs, planted files included as ``create`` inputs where their bytes are
-    UTF-8; notes for the files that cannot be expressed as a ``create``."""
+def plant_directory(s: ToolSession, name: str) -> str:
+    """Make a directory behind the subject's back (remembered like :func:`plant`)."""
+    path = Path(s.workdir) / name
+    path.mkdir(parents=True, exist_ok=True)
+    _remember(s, str(path), None, None)
+    return str(path)
+
+
+def plant_symlink(s: ToolSession, name: str, target: str) -> str | None:
+    """Make ``name`` a symbolic link to ``target`` (remembered like :func:`plant`); None when
+    the file system refuses symlinks."""
+    path = Path(s.workdir) / name
+    try:
+        path.symlink_to(target)
+    except OSError:
+        return None
+    _remember(s, str(path), None, target)
+    return str(path)
+
+
+def reproducer(s: ToolSession) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The tool inputs sent so far, and what was planted before them as setup steps
+    (:func:`conformance.reproducers.setup_step`), never disguised as tool calls."""
     try:
         planted = list(_PLANTED.get(s, []))
     except TypeError:
         planted = []
-    inputs: list[dict[str, Any]] = []
-    notes: list[str] = []
-    for i, x in enumerate([*s.history, None]):
-        for at, path, data in planted:
-            if at != i:
-                continue
-            try:
-                inputs.append({"command": "create", "path": path, "file_text": data.decode()})
-            except UnicodeDecodeError:
-                notes.append(f"before input {len(inputs) + 1}, {path} holds "
-                             f"{show(data, 200)} (not UTF-8: write it directly)")
-        if x is not None:
-            inputs.append(dict(x))
-    return inputs, notes
+    setup = [setup_step(at + 1, path, data=data, directory=data is None and target is None,
+                        symlink_to=target) for at, path, data, target in planted]
+    return [dict(x) for x in s.history], setup
 
 
 def read(path: str) -> bytes | None:
@@ -107,10 +131,17 @@ def refused(r: ToolResult) -> bool:
     return r.is_error or r.timed_out or r.text.lstrip().lower().startswith("error")
 
 
+def insert_field(tool_type: str) -> str:
+    """The key an ``insert`` carries its text in: the one the version's docs name
+    (``insert_text`` on text_editor_20250728, ``new_str`` before). Never both: a tool input
+    holds only what the version's docs name (docs/checks.md)."""
+    return (registry.TOOLS[tool_type].insert_text_fields or ("new_str",))[0]
+
+
 def insert_input(s: ToolSession, path: str, line: int, text: str) -> dict[str, Any]:
-    """An ``insert`` carrying the text in every field the version's docs name."""
-    fields = registry.TOOLS[s.tool_type].insert_text_fields or ("new_str",)
-    return {"command": "insert", "path": path, "insert_line": line, **{f: text for f in fields}}
+    """An ``insert`` carrying the text in the field the version's docs name (:func:`insert_field`)."""
+    return {"command": "insert", "path": path, "insert_line": line,
+            insert_field(s.tool_type): text}
 
 
 #: The insert conventions the docs leave open (seed 001 "insert" says only "the text to insert";
@@ -175,19 +206,83 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
-def fail(s: ToolSession, message: str, *, received: Any, documented: Any) -> NoReturn:
-    """Raise the check failure: what was received, what the docs say, and the reproducer.
+def fail(s: ToolSession, message: str, *, received: Any, documented: Any,
+         watch: tuple[str, ...] = ()) -> NoReturn:
+    """Raise the check failure: what was received, what the docs say, and the reproducer,
+    verified first (:func:`verify`; ``watch``: more paths whose state is part of the failure).
 
     The runner prints ``received`` and ``documented`` under the message (Received / Documented).
     """
-    inputs, notes = reproducer(s)
-    raise CheckFailure("\n".join([message, *notes]), received=show(received),
-                       documented=show(documented), reproducer=inputs)
+    inputs, setup = reproducer(s)
+    raise CheckFailure(message, received=show(received), documented=show(documented),
+                       reproducer=inputs, setup=setup,
+                       reproduced=verify(s, inputs, setup, received, watch))
+
+
+def _state(workdir: Path, paths: list[str]) -> dict[str, Any]:
+    """What the named paths hold, relative to the working directory: bytes, a directory's
+    entries, a symlink's target, or None (absent)."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        p = Path(path)
+        key = relativize_value(path, workdir)
+        if p.is_symlink():
+            out[key] = ("symlink", relativize_value(os.readlink(p), workdir))
+        elif p.is_dir():
+            out[key] = ("dir", sorted(x.name for x in p.iterdir()))
+        else:
+            out[key] = read(path)
+    return out
+
+
+def _shown(r: ToolResult, workdir: Path) -> tuple[bool, str]:
+    return refused(r), str(relativize_value(r.text, workdir))
+
+
+def verify(s: ToolSession, inputs: list[dict[str, Any]], setup: list[dict[str, Any]],
+           received: Any = None, watch: tuple[str, ...] = ()) -> str:
+    """Replay the reproducer exactly as printed on a fresh subject
+    (:func:`conformance.reproducers.replay_fresh_subject`): it reproduced when every path it
+    names (and those in ``watch``) ends up as it was at the failure, and, when the failure
+    is an answer (``received`` a :class:`ToolResult`), the last answer is the same (error or
+    not, and its text, directories written as placeholders). Returns the result's
+    ``reproduced`` value."""
+    workdir = Path(s.workdir)
+    paths = sorted({str(x["path"]) for x in [*inputs, *setup] if "path" in x} | set(watch))
+    printed_inputs = relativize_value(inputs, workdir)
+    printed_setup = relativize_value(setup, workdir)
+    printed_paths = relativize_value(paths, workdir)
+    before = _state(workdir, paths)
+    answer = _shown(received, workdir) if isinstance(received, ToolResult) else None
+
+    def judge(replayed: Replayed) -> bool:
+        again = _state(replayed.workdir, materialize(printed_paths, replayed.workdir))
+        if {relativize_value(k, replayed.workdir): v for k, v in again.items()} != before:
+            return False
+        if answer is None:
+            return True
+        return bool(replayed.results) and _shown(replayed.results[-1],
+                                                 replayed.workdir) == answer
+
+    return verdict_of(replay_fresh_subject(s, printed_inputs, printed_setup, judge))
 
 
 def expect_success(s: ToolSession, r: ToolResult, what: str) -> None:
     if refused(r):
+        if s.history and s.history[-1].get("command") == "insert" and not takes_insert_text(s):
+            raise CheckSkipped(f"{what} was refused, and so is every insert carrying "
+                               f"{insert_field(s.tool_type)}: editor.insert.accepts_insert_text "
+                               "reports that")
         fail(s, f"{what} was refused", received=r, documented="a successful tool_result")
+
+
+def takes_insert_text(s: ToolSession) -> bool:
+    """Whether an ``insert`` in the key the version names works on a plain file (False: the
+    subject knows another key only, which ``editor.insert.accepts_insert_text`` reports)."""
+    if insert_field(s.tool_type) != "insert_text":
+        return True
+    path = plant(s, "control-insert.txt", b"one\ntwo\n")
+    return not refused(s.call(insert_input(s, path, 1, "INSERTED\n")))
 
 
 def setup_success(r: ToolResult, what: str, owner: str) -> None:

@@ -129,6 +129,20 @@ class OneLevelUndo(TextEditor):
         self.history[path] = self.history[path][-1:]
 
 
+class UndoRestoresOriginal(TextEditor):
+    """undo_edit goes back to the file as it was before its first edit, whatever came since
+    (one defect in undo_edit: only the undo check may fail, not the editor.bytes checks)."""
+
+    TARGET = "editor.undo_edit.restores_previous_content"
+    TOOL_TYPE = "text_editor_20250124"
+
+    def undo_edit(self, path: Path, raw: str) -> str:
+        stack = self.history.get(path)
+        if stack:
+            del stack[1:]
+        return super().undo_edit(path, raw)
+
+
 class UndoEverywhere(TextEditor):
     """Accepts undo_edit on every version."""
 
