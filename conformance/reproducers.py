@@ -22,7 +22,7 @@ never a tool call (:func:`setup_step`, :func:`describe_setup`, :func:`apply_setu
 Verification (any tool family): :func:`replay_fresh_subject` replays a reproducer exactly as
 printed on a fresh subject and asks a judge whether the failure showed again; :func:`verdict_of`
 turns that into the result's ``reproduced`` (``verified`` / ``did not reproduce``). The model
-checks (:mod:`conformance.stateful`) and the editor checks' ``fail`` use it.
+checks (:mod:`conformance.properties.editor`) and the editor checks' ``fail`` use it.
 """
 
 from __future__ import annotations

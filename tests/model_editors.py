@@ -172,3 +172,17 @@ class DropsCarriageReturnsOfNewText(TextEditor):
 
     def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
         return super().insert(path, raw, insert_line, text.replace("\r", ""))
+
+
+class WornOut(TextEditor):
+    """Conformant for its first 150 calls, then every str_replace is refused: a defect that no
+    short reproducer replays on a fresh editor."""
+
+    TOOL_TYPE = "text_editor_20250429"
+    calls = 0
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls > 150 and tool_input.get("command") == "str_replace":
+            return {"content": "Error: worn out", "is_error": True}
+        return super().__call__(tool_input)

@@ -5,6 +5,7 @@ never ends in a harness error (several bugs, slow or crashing subjects, odd text
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from conformance.catalog import CATALOG
 from conformance.properties.editor import ModelReport, explore_editor_model, run_editor_model
 from conformance.properties.exploration import Budget
 from conformance.reference.editor import EDITOR_FACTORIES, TextEditor
+from conformance.reproducers import apply_setup
 from conformance.results import Outcome
 from conformance.runner import run_case
 from conformance.session import allow_spawn
@@ -155,8 +157,14 @@ def test_broken_editor_disagrees_with_a_replayable_reproducer(name: str, tmp_pat
             if f.is_file():
                 f.unlink()
         editor = make(tmp_path)
-        answers.append([(editor(dict(x)), _bytes(x["path"])) for x in found.reproducer])
+        seen = []
+        for i, x in enumerate(found.reproducer, 1):
+            apply_setup(found.setup, i, tmp_path)  # files planted before input i, as printed
+            seen.append((editor(dict(x)), _bytes(x["path"])))
+        answers.append(seen)
     assert answers[0] != answers[1]
+    # What was planted is stated as setup, never as a tool call.
+    assert all(x["before_input"] >= 1 and "path" in x for x in found.setup)
 
 
 def _bytes(path: str) -> bytes | None:
@@ -224,12 +232,13 @@ def test_an_unreliable_editor_is_a_failure_not_a_harness_error(tmp_path: Path) -
 
 # -- bounded and quiet ----------------------------------------------------------------------------
 
-def test_a_slow_editor_ends_within_its_budget(tmp_path: Path) -> None:
-    # timeout 0.5 s: a budget of max(10 s, 20 timeouts) = 10 s, ~30 calls of 0.3 s.
+def test_a_slow_editor_hits_the_hard_cap_and_is_incomplete(tmp_path: Path) -> None:
+    # timeout 0.5 s: a hard cap of max(10 s, 20 timeouts) = 10 s; 40 examples of 0.3 s calls
+    # need minutes. Incomplete: neither a pass nor a failure.
     r = _run(f"{EDITORS}:Slow.factory", "text_editor_20250429", tmp_path, timeout=0.5)
-    assert r.outcome is Outcome.PASS, r.message
-    assert "before the budget ran out" in r.observed
-    assert r.duration < 120  # generous: the budget is 10 s
+    assert r.outcome is Outcome.INCOMPLETE, r.message
+    assert "hard time cap" in r.message and "neither a pass nor a failure" in r.message
+    assert r.duration < 120  # generous: the cap is 10 s
 
 
 def test_budget_stops_generation_and_keeps_what_was_found(tmp_path: Path) -> None:
@@ -301,3 +310,54 @@ def test_a_bug_that_needs_a_cr_without_newline_translation_fails(tmp_path: Path)
     r = _run(f"{EDITORS}:DropsCarriageReturnsOfNewText.factory", "text_editor_20250728", tmp_path)
     assert r.outcome is Outcome.FAIL, r.message
     assert "crlf_preserved" not in r.message
+
+
+# -- deterministic: the same findings at any speed ---------------------------------------------------
+
+def _findings(report: ModelReport) -> list[tuple[str, str, str, Any, Any, str]]:
+    return [(f.key, f.message, f.received, f.reproducer, f.setup, f.reproduced)
+            for f in report.findings]
+
+
+def test_findings_are_identical_at_different_speeds(tmp_path: Path) -> None:
+    """The same subject, once as it is and once slowed down (every call sleeps): the same
+    examples, findings, shrunk reproducers and verification (a count of examples and of shrink
+    tries, never a clock)."""
+    fast_cls = _load(EDITORS, "TwoBugs")
+
+    class SlowTwoBugs(fast_cls):  # type: ignore[misc, valid-type]
+        def __call__(self, tool_input: dict[str, Any]) -> Any:
+            time.sleep(0.004)
+            return super().__call__(tool_input)
+
+    reports = []
+    for name, cls in (("fast", fast_cls), ("slow", SlowTwoBugs)):
+        (tmp_path / name).mkdir()
+        reports.append(_explore(cls, "text_editor_20250429", tmp_path / name))
+    fast, slow = reports
+    assert fast.findings and not fast.incomplete and not slow.incomplete
+    moved = [tuple(str(v).replace(str(tmp_path / "slow"), str(tmp_path / "fast")) for v in f)
+             for f in _findings(slow)]
+    assert [tuple(str(v) for v in f) for f in _findings(fast)] == moved
+    assert fast.budget.used == slow.budget.used and fast.budget.examples == slow.budget.examples
+    assert all(f.reproduced == "verified" for f in fast.findings)
+
+
+def test_shrunk_reproducer_carries_no_bytes_its_bug_does_not_need(tmp_path: Path) -> None:
+    report = _explore(_load(EDITORS, "TwoBugs"), "text_editor_20250429", tmp_path)
+    for f in report.findings:
+        texts = [str(v) for x in f.reproducer for k, v in x.items()
+                 if k in ("file_text", "old_str", "new_str", "insert_text")]
+        texts += [str(x.get("text", x.get("bytes", ""))) for x in f.setup]
+        assert all(len(t) <= 4 for t in texts), (f.key, f.reproducer, f.setup)
+        assert all(Path(x["path"]).name in {"a.txt", "b.txt", "c.txt"}
+                   for x in [*f.reproducer, *f.setup]), f.reproducer
+
+
+def test_a_finding_that_does_not_replay_on_a_fresh_subject_is_labelled_so(tmp_path: Path
+                                                                          ) -> None:
+    """An editor that goes wrong only after many calls (state the reproducer cannot set up):
+    the finding is reported, its reproducer marked 'did not reproduce'."""
+    report = _explore(_load(EDITORS, "WornOut"), "text_editor_20250429", tmp_path)
+    assert report.findings
+    assert all(f.reproduced == "did not reproduce" for f in report.findings)

@@ -1,10 +1,11 @@
 """The model-based editor check: the subject agrees with the reference model, command by command.
 
-The run is bounded (a budget of wall time and calls from the subject's timeout; see
-:mod:`conformance.checks.properties`), every example gets a fresh subject, and every distinct
-disagreement is reported with its own minimized reproducer (the check's ``reproducer`` is the
-smallest one; the others are in the message). A pass reports the conventions the subject was
-seen to follow where the docs leave a choice, and how much was covered.
+The run is deterministic (a fixed number of examples, never a time budget; see
+:mod:`conformance.properties.editor`), every distinct disagreement is reported with its own shrunk and
+verified reproducer (the check's ``reproducer`` and ``setup`` are the smallest one's; the others
+are in the message), and a run that hits the hard time cap is ``incomplete``, never a pass or a
+failure. A pass reports the conventions the subject was seen to follow where the docs leave a
+choice, and how much was covered.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
-from conformance.properties.editor import ModelDisagreement, explore_editor_model
+from conformance.catalog import CheckFailure, CheckIncomplete, CheckSkipped, Severity, check
+from conformance.properties.editor import MAX_EXAMPLES, ModelDisagreement, explore_editor_model
+from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.session import ToolSession
 
 from .editor_support import EDITOR_TYPES, FAMILY, SRC_COMMANDS
 
-#: Bounded so a run stays fast; runs are derandomized so CI is reproducible.
-MAX_EXAMPLES = 30
 #: Disagreements spelled out in the message (the rest are counted).
 SHOWN = 5
 
@@ -31,38 +31,49 @@ SHOWN = 5
        tags=("stateful", "property"))
 def agrees_with_model(s: ToolSession) -> str:
     report = explore_editor_model(s, max_examples=MAX_EXAMPLES)
-    aside = len(report.newline_translation)
+    owners = sorted({owner for _, owner in report.set_aside})
+    if report.incomplete:
+        found = (f"; {len(report.findings)} disagreement(s) found by then, not judged: "
+                 + "; ".join(f.message for f in report.findings) if report.findings else "")
+        raise CheckIncomplete(
+            f"the hard time cap ended the model check before its {MAX_EXAMPLES} examples "
+            f"were done ({report.budget.note()}){found}: neither a pass nor a failure (a very "
+            "slow subject or machine; rerun it alone or with a longer --timeout)")
     if not report.findings:
-        if aside:
+        if report.set_aside:
             raise CheckSkipped(
-                f"the only disagreements found ({aside}) need a CR in their steps and go away "
-                "without it, and the subject turns CRLF into LF: the newline translation "
-                "editor.bytes.crlf_preserved reports, not counted again (not a pass: those "
-                "examples were not searched further)")
+                f"the only disagreements found ({len(report.set_aside)}) are defects "
+                f"{', '.join(owners)} reports, not counted again (not a pass: those examples "
+                "were not searched further)")
         return report.observed
     first, others = report.findings[0], report.findings[1:]
     count = f" ({len(report.findings)} distinct disagreements)" if others else ""
     lines = [f"{first.message}{count}",
-             f"Shrunk reproducer: replay these {len(first.reproducer)} tool inputs in order.",
-             *first.notes]
+             f"Shrunk reproducer: {len(first.reproducer)} tool inputs in order"
+             f"{_setup_count(first)}; {describe_reproduced(first.reproduced)}.",
+             *(describe_setup(x) for x in first.setup)]
     for i, other in enumerate(others[:SHOWN - 1], 2):
         lines.append(_described(i, other))
     if len(others) >= SHOWN:
         lines.append(f"... and {len(others) - SHOWN + 1} more")
-    if aside:
-        lines.append(f"({aside} more need a CR and are the newline translation "
-                     "editor.bytes.crlf_preserved reports: not counted again)")
-    if report.budget.ran_out:
-        lines.append(f"(the budget ended the search: {report.budget.note()})")
+    if report.set_aside:
+        lines.append(f"({len(report.set_aside)} more are defects {', '.join(owners)} "
+                     "reports: not counted again)")
     raise CheckFailure("\n".join(lines), received=first.received, documented=first.documented,
-                       reproducer=first.reproducer)
+                       reproducer=first.reproducer, setup=first.setup,
+                       reproduced=first.reproduced)
+
+
+def _setup_count(d: ModelDisagreement) -> str:
+    n = len(d.setup)
+    return f", {n} file{'s' if n != 1 else ''} planted before them" if n else ""
 
 
 def _described(i: int, d: ModelDisagreement) -> str:
-    notes = "".join(f"\n  {n}" for n in d.notes)
+    setup = "".join(f"\n  {describe_setup(x)}" for x in d.setup)
     return (f"Disagreement {i}: {d.message}\n  Received: {d.received}\n"
-            f"  Documented: {d.documented:.300}\n  Reproducer ({len(d.reproducer)} tool inputs): "
-            f"{_inputs(d.reproducer)}{notes}")
+            f"  Documented: {d.documented:.300}\n  Reproducer ({len(d.reproducer)} tool inputs; "
+            f"{describe_reproduced(d.reproduced)}): {_inputs(d.reproducer)}{setup}")
 
 
 def _inputs(inputs: list[dict[str, Any]]) -> str:

@@ -68,11 +68,26 @@ _PLANTED: WeakKeyDictionary[Any, list[tuple[int, str, bytes | None, str | None]]
     WeakKeyDictionary())
 
 
-def _remember(s: ToolSession, path: str, data: bytes | None, target: str | None) -> None:
+def _planted(s: ToolSession) -> list[tuple[int, str, bytes | None, str | None]] | None:
+    """The session's record of what was planted (kept on the session where it can be, else in
+    a weak mapping; None when neither is possible)."""
+    found = getattr(s, "tooluse_planted", None)
+    if isinstance(found, list):
+        return found
     try:
-        _PLANTED.setdefault(s, []).append((len(s.history), path, data, target))
-    except TypeError:  # a session that cannot be weakly referenced: no record
-        pass
+        s.tooluse_planted = []  # type: ignore[attr-defined]
+        return s.tooluse_planted  # type: ignore[attr-defined]
+    except AttributeError:  # __slots__: a weak mapping (None if not weakly referable)
+        try:
+            return _PLANTED.setdefault(s, [])
+        except TypeError:
+            return None
+
+
+def _remember(s: ToolSession, path: str, data: bytes | None, target: str | None) -> None:
+    record = _planted(s)
+    if record is not None:
+        record.append((len(s.history), path, data, target))
 
 
 def plant(s: ToolSession, name: str, data: bytes) -> str:
@@ -110,10 +125,7 @@ def plant_symlink(s: ToolSession, name: str, target: str) -> str | None:
 def reproducer(s: ToolSession) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The tool inputs sent so far, and what was planted before them as setup steps
     (:func:`conformance.reproducers.setup_step`), never disguised as tool calls."""
-    try:
-        planted = list(_PLANTED.get(s, []))
-    except TypeError:
-        planted = []
+    planted = list(_planted(s) or [])
     setup = [setup_step(at + 1, path, data=data, directory=data is None and target is None,
                         symlink_to=target) for at, path, data, target in planted]
     return [dict(x) for x in s.history], setup

@@ -38,7 +38,7 @@ REVIEW_LABEL = "review: common defect or calibration error"
 #: about the check itself.
 START_FAILURE = re.compile(r"the subject (did not start|did not answer its first call|failed its "
                            r"first call, at start-up)")
-CELL_OUTCOMES = ("pass", "fail", "skip", "error", "n-a", "unavailable")
+CELL_OUTCOMES = ("pass", "fail", "skip", "error", "incomplete", "n-a", "unavailable")
 #: Characters of a received / documented value or reproducer kept in a cell.
 VALUE_CHARS = 1500
 
@@ -105,7 +105,7 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
     cell: dict[str, Any] = {"outcome": r["outcome"]}
     if r.get("observed"):
         cell["observed"] = r["observed"]
-    if r["outcome"] in ("fail", "error", "skip"):
+    if r["outcome"] in ("fail", "error", "skip", "incomplete"):
         cell["message"] = r["message"]
     if r["outcome"] == "fail" and START_FAILURE.match(r["message"]):
         cell["start_failure"] = True
@@ -115,6 +115,9 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
                 cell[key] = format_value(r[key], VALUE_CHARS)
         if r.get("reproducer"):
             cell["reproducer"] = format_value(r["reproducer"], VALUE_CHARS)
+            if r.get("setup"):
+                cell["setup"] = format_value(r["setup"], VALUE_CHARS)
+            cell["reproduced"] = str(r.get("reproduced") or "")
         again = rerun_for(col.results, r)
         if again:
             launcher = " ".join(col.launcher)

@@ -9,6 +9,7 @@ from typing import Any
 
 from conformance.matrix.model import REVIEW_LABEL
 from conformance.matrix.render_md import header_line, review_counts
+from conformance.reproducers import describe_reproduced
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -26,8 +27,8 @@ padding:4px;margin:4px 0;max-height:20em;overflow:auto}
 code.rerun{display:block;white-space:pre-wrap;word-break:break-all;background:#eef;padding:4px}
 .flag{color:#c00;font-weight:600}.small{color:#666;font-size:12px}
 """
-_WORD = {"pass": "pass", "fail": "FAIL", "skip": "skip", "error": "ERROR", "n-a": "n/a",
-         "unavailable": "—"}
+_WORD = {"pass": "pass", "fail": "FAIL", "skip": "skip", "error": "ERROR",
+         "incomplete": "incomplete", "n-a": "n/a", "unavailable": "—"}
 
 
 def _cell_body(cell: dict[str, Any]) -> str:
@@ -38,8 +39,10 @@ def _cell_body(cell: dict[str, Any]) -> str:
         if cell.get(key):
             parts.append(f"<div class=small>{key}</div><pre>{escape(cell[key])}</pre>")
     if cell.get("reproducer"):  # collapsed: it would take most of the page
-        parts.append("<details class=reproducer><summary class=small>reproducer</summary>"
-                     f"<pre>{escape(cell['reproducer'])}</pre></details>")
+        setup = f"<pre>{escape(cell['setup'])}</pre>" if cell.get("setup") else ""
+        parts.append("<details class=reproducer><summary class=small>reproducer "
+                     f"({escape(describe_reproduced(str(cell.get('reproduced') or '')))})"
+                     f"</summary>{setup}<pre>{escape(cell['reproducer'])}</pre></details>")
     if cell.get("observed"):
         parts.append(f"<div class=small>observed: {escape(cell['observed'])}</div>")
     if cell.get("rerun"):
@@ -51,7 +54,7 @@ def _cell_body(cell: dict[str, Any]) -> str:
 def _cell(cell: dict[str, Any]) -> str:
     o = cell["outcome"]
     word = _WORD[o] + (" (start)" if cell.get("start_failure") else "")
-    if o in ("fail", "error", "skip") and (cell.get("message") or cell.get("rerun")):
+    if o in ("fail", "error", "skip", "incomplete") and (cell.get("message") or cell.get("rerun")):
         inner = f"<details><summary>{word}</summary>{_cell_body(cell)}</details>"
     elif cell.get("observed"):
         inner = f"<span title=\"{escape(cell['observed'])}\">{word}*</span>"

@@ -6,7 +6,8 @@ from typing import Any
 
 from conformance.matrix.model import REVIEW_LABEL
 
-MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR", "n-a": "n/a",
+MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR",
+        "incomplete": "incomplete", "n-a": "n/a",
         "unavailable": "—"}
 MESSAGE_CHARS = 300
 

@@ -6,35 +6,44 @@ planted behind the editor's back) and compares the subject, command by command, 
 :class:`~conformance.properties.editor_model.EditorModel`, which accepts every documented-compatible
 convention (and notes which one the subject followed).
 
-:func:`explore_editor_model` runs it under the guarantees of
-:mod:`conformance.properties.exploration` (see :mod:`conformance.checks.properties`):
+:func:`explore_editor_model` runs it deterministically (the recipe of
+:mod:`conformance.properties.exploration`):
 
-- every example starts from a **fresh subject in a fresh directory**
-  (:func:`conformance.session.spawn`; a session that cannot spawn is reused, one sub-directory
-  per example, and a fault of that one subject ends the run);
-- a subject that hangs, exits or breaks the protocol fails *that* example (its own finding);
-- a :class:`~conformance.checks.properties.Budget` (wall time and calls, from the subject's
-  timeout) ends generation cleanly, with what is known;
+- a **fixed number of examples** (``max_examples``; generation only, derandomized), never a time
+  budget: the same subject gets the same examples, the same findings and the same reproducers on
+  an idle or a loaded machine. Generation stops early, deterministically, once :data:`ENOUGH`
+  distinct disagreements are known;
+- examples run on **one subject** (a fresh directory each), replaced by a fresh one when it hung,
+  exited or broke the protocol; a session that cannot spawn is reused (a fault of that one
+  subject ends the run);
 - every **distinct disagreement** (a :attr:`ModelDisagreement.key`: the command and what went
-  wrong) is kept with its smallest example, then minimized by deleting steps on fresh subjects;
-- examples are at most ``steps`` rules long (an edit is followed by a view), so a reproducer
-  stays within a few dozen inputs even when the budget stops shrinking early;
+  wrong) is recorded with its first example and generation goes on; each is then shrunk by
+  :func:`conformance.properties.exploration.shrink` (steps deleted, texts and planted bytes simplified, file
+  names shortened; a count of tries, never a clock) and **verified**: replayed exactly as
+  printed on a fresh subject in a fresh directory (``verified`` / ``did not reproduce``);
+- findings that are defects other checks report are **set aside** (one defect, one check):
+  the newline translation ``editor.bytes.crlf_preserved`` reports, an ``insert`` key the subject
+  does not take (``editor.insert.accepts_insert_text``), a broken ``undo_edit``
+  (``editor.undo_edit.restores_previous_content``); and invalid ``insert_line`` values are not
+  generated at all (``editor.insert.rejects_past_end`` owns them);
+- the :class:`~conformance.properties.exploration.Budget`'s time cap is a hard cap: a run that hits it is
+  **incomplete** (:attr:`ModelReport.incomplete`), never a pass or a failure;
+- what the subjects do when closed after the examples (a slow exit) is a note, not a finding:
+  no finding without a reproducer;
 - nothing reaches the terminal.
 
-Reproducers are the replayable tool inputs (planted files appear as ``create`` inputs when their
-bytes are UTF-8, otherwise in :attr:`ModelDisagreement.notes`), with paths in the check's own
-working directory.
+Reproducers are the tool inputs in order, with what was planted behind the editor's back stated
+as setup steps (:attr:`ModelDisagreement.setup`: "before input 1, write ..."), paths in the
+check's own working directory.
 """
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 import os
 import re
 import shutil
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,18 +65,34 @@ from conformance.properties.exploration import (
     Budget,
     Findings,
     StopExploring,
+    deletions,
     explore,
     hypothesis_turn,
     quiet_settings,
+    shrink,
+    simpler_bytes,
+    simpler_texts,
 )
 from conformance.properties.strategies import edit_texts, file_contents, file_names, view_ranges
+from conformance.reproducers import setup_step
+from conformance.results import NOT_REPRODUCED, VERIFIED
 from conformance.session import ToolResult, ToolSession, faults_of, spawn
 from simulator import registry
 
 #: Rules per example (an edit rule sends the edit and a view): reproducers stay short.
 DEFAULT_STEPS = 12
-#: Example subjects still closing (in the background) before the next example waits.
-MAX_CLOSING = 3
+#: Examples per run: a count, never a clock.
+MAX_EXAMPLES = 40
+#: Distinct disagreements after which generation stops (the report shows the first ones).
+ENOUGH = 3
+#: Replays a finding's shrinking may use (cheap: the examples' subject, a fresh directory each).
+SHRINK_TRIES = 300
+#: ... for a finding that kills the subject (each try starts one, a hang costs a timeout).
+SHRINK_TRIES_DEAD = 4
+#: The hard time cap: :data:`~conformance.properties.exploration.BUDGET_TIMEOUTS` command timeouts, at
+#: least this many seconds. Far above what the fixed work needs (a few seconds for a passing
+#: editor); only a subject or machine far slower than that hits it (the run is incomplete).
+MIN_CAP_SECONDS = 30.0
 #: A view result longer than this is only searched in its first part.
 MAX_VIEW_SCAN = 1_000_000
 
@@ -89,29 +114,26 @@ class ModelDisagreement(AssertionError):
         #: The directory the steps' paths are in (the example's).
         self.base = base
 
-    @property
-    def reproducer(self) -> list[dict[str, Any]]:
-        """The tool inputs, planted files included as ``create`` inputs where they are UTF-8."""
-        out: list[dict[str, Any]] = []
-        for step in self.steps:
-            if isinstance(step, Plant):
-                if step.text is not None:
-                    out.append({"command": "create", "path": step.path, "file_text": step.text})
-            else:
-                out.append(step)
-        return out
+    #: Whether the (shrunk) reproducer showed the disagreement again when replayed on a fresh
+    #: subject: ``verified``, ``did not reproduce``, or empty (not replayed).
+    reproduced: str = ""
 
     @property
-    def notes(self) -> list[str]:
-        """Planted files that no ``create`` can express (bytes that are not UTF-8)."""
-        notes, n = [], 0
+    def reproducer(self) -> list[dict[str, Any]]:
+        """The tool inputs, in order (planted files are :attr:`setup`, not tool calls)."""
+        return [step for step in self.steps if not isinstance(step, Plant)]
+
+    @property
+    def setup(self) -> list[dict[str, Any]]:
+        """The files planted behind the editor's back, each before the input it precedes
+        (:func:`conformance.reproducers.setup_step`)."""
+        out, n = [], 0
         for step in self.steps:
-            if isinstance(step, Plant) and step.text is None:
-                notes.append(f"before input {n + 1}, write {step.path} directly with the bytes "
-                             f"{step.data!r:.200}")
-            elif not isinstance(step, Plant) or step.text is not None:
+            if isinstance(step, Plant):
+                out.append(setup_step(n + 1, step.path, data=step.data))
+            else:
                 n += 1
-        return notes
+        return out
 
     def moved(self, onto: Path) -> ModelDisagreement:
         """The same disagreement with its paths in ``onto`` instead of :attr:`base`."""
@@ -122,6 +144,7 @@ class ModelDisagreement(AssertionError):
 
         out = type(self)(text(self.message), text(self.received), text(self.documented),
                          [_move(x, self.base, onto) for x in self.steps], onto)
+        out.reproduced = self.reproduced
         out.__traceback__ = self.__traceback__
         return out
 
@@ -266,68 +289,93 @@ class Exploration:
     #: Set when the parent session had to be reused for every example (it cannot spawn).
     shared: bool = False
     dirs: Callable[[], int] = field(default_factory=lambda: itertools.count().__next__)
-    closer: ThreadPoolExecutor | None = None
-    closing: list[Future[tuple[list[str], list[str]]]] = field(default_factory=list)
-    closed: int = 0
+    #: The subject examples and shrinking run on (a fresh directory each), and its faults when
+    #: it was handed out (more: it hung, exited or broke the protocol, and is replaced).
+    worker: ToolSession | None = None
+    worker_faults: int = 0
+    #: What subjects did when they were closed (a fault, a note): reported as notes only.
+    close_notes: list[str] = field(default_factory=list)
     #: How the hypothesis run ended (see :func:`conformance.properties.exploration.explore`).
     ended: str = ""
 
-    def open(self, label: str = "example") -> tuple[ToolSession, Path]:
-        """A live subject and an empty directory (:class:`StopExploring` when none can start:
-        that is a finding too)."""
-        where = Path(self.parent.workdir) / f"{label}-{self.dirs()}"
+    def _subject(self) -> ToolSession:
+        """The examples' subject; a fresh one when the last one faulted (:class:`StopExploring`
+        when none can start, which is a finding too, or when the one shared session faulted)."""
+        if self.worker is not None and len(faults_of(self.worker)) == self.worker_faults:
+            return self.worker
+        if self.worker is not None:
+            if self.shared:
+                raise StopExploring("subject faulted")  # no other subject
+            self.retire(self.worker)
+        where = Path(self.parent.workdir) / f"subject-{self.dirs()}"
         where.mkdir(parents=True, exist_ok=True)
+        s = self._spawn(where)
+        if s is None:
+            self.shared = True
+            s = self.parent
+        self.worker, self.worker_faults = s, len(faults_of(s))
+        return s
+
+    def _spawn(self, where: Path) -> ToolSession | None:
         try:
-            s = spawn(self.parent, where)
+            return spawn(self.parent, where)
         except Exception as e:  # SubjectStartError and kin: the subject's failure, not ours
             self.findings.add("start", disagreement(
                 "start: the subject did not start", "a fresh subject for an example did not "
                 "start", f"{type(e).__name__}: {e}", "a subject that starts", [], where), 0)
             raise StopExploring("start") from None
-        if s is None:
-            self.shared = True
-            return self.parent, where
+
+    def open(self, label: str = "example") -> tuple[ToolSession, Path]:
+        """The examples' subject and an empty directory of its own inside its working
+        directory."""
+        s = self._subject()
+        where = Path(s.workdir) / f"{label}-{self.dirs()}"
+        where.mkdir(parents=True, exist_ok=True)
         return s, where
 
     def close(self, s: ToolSession, where: Path) -> None:
-        """Stop an example's subject, in the background (closing sweeps the process table: as
-        long as an example's calls); :meth:`finish` waits for every close."""
+        """An example is done: its directory goes (the subject stays for the next one)."""
+        shutil.rmtree(where, ignore_errors=True)
+
+    def fresh(self, label: str) -> tuple[ToolSession, Path] | None:
+        """A fresh subject in a fresh, empty directory (its working directory), or None when
+        the session cannot start another one; the caller :meth:`retire` s it."""
+        where = Path(self.parent.workdir) / f"{label}-{self.dirs()}"
+        where.mkdir(parents=True, exist_ok=True)
+        try:
+            s = spawn(self.parent, where)
+        except Exception:
+            return None
+        return None if s is None else (s, where)
+
+    def retire(self, s: ToolSession) -> None:
+        """Close a subject this run started; what it did at close is kept as a note (a close
+        is no example: a fault there has no reproducer, so it is not a finding)."""
         if s is self.parent:
             return
-        if self.closer is None:
-            self.closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model-close")
-        # In this case's context: a close past its deadline is recorded for the case (timing.py).
-        self.closing.append(self.closer.submit(contextvars.copy_context().run, self._close, s,
-                                               where))
-        if len(self.closing) - self.closed > MAX_CLOSING:  # never many subjects alive at once
-            self.closing[self.closed].exception()
-            self.closed += 1
-
-    def _close(self, s: ToolSession, where: Path) -> tuple[list[str], list[str]]:
         before = len(faults_of(s))
         try:
             s.close()
-        finally:
-            shutil.rmtree(where, ignore_errors=True)
-        return faults_of(s)[before:], list(getattr(s, "notes", None) or [])
+        except Exception as e:  # the harness's side of closing
+            self.close_notes.append(f"closing a subject raised {type(e).__name__}: {e}")
+        for fault in faults_of(s)[before:]:
+            note = f"when closed after its examples: {fault}"
+            if note not in self.close_notes:
+                self.close_notes.append(note)
+        for note in getattr(s, "notes", None) or []:
+            into = getattr(self.parent, "notes", None)
+            if isinstance(into, list) and note not in into:
+                into.append(note)
 
     def finish(self) -> None:
-        """Wait for the closes; what the subjects did at close (a fault, a note) goes to the
-        check's session, as if it had happened there."""
-        for f in self.closing:
-            faults, notes = f.result()
-            for name, items in (("faults", faults), ("notes", notes)):
-                into = getattr(self.parent, name, None)
-                if isinstance(into, list):
-                    into.extend(x for x in items if x not in into)
-        self.closing.clear()
-        self.closed = 0
-        if self.closer is not None:
-            self.closer.shutdown(wait=True)
-            self.closer = None
+        """Close the examples' subject."""
+        if self.worker is not None:
+            self.retire(self.worker)
+            self.worker = None
 
     def record(self, e: ModelDisagreement) -> None:
-        self.findings.add(e.key, e, len(e.steps))
+        if e.key not in self.findings.by_key:  # the first example of each: a stable choice
+            self.findings.add(e.key, e, len(e.steps))
 
     def observed(self) -> str:
         """The conventions seen, then how much was covered."""
@@ -335,6 +383,7 @@ class Exploration:
                  for topic, v in sorted(self.conventions.items())]
         if self.ended == "flaky":
             parts.append("the subject answered differently when an example was replayed")
+        parts += [f"(not judged: {n})" for n in self.close_notes]
         return "; ".join([*parts, self.budget.note()])
 
 
@@ -343,7 +392,10 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
     tool_type = x.parent.tool_type
     tool = registry.TOOLS[tool_type]
     has_undo = "undo_edit" in tool.command_names
-    insert_fields = tool.insert_text_fields or ("new_str",)
+    # The one key the version's docs name (insert_text on 20250728): a tool input holds only
+    # what the docs name; a subject that reads another key fails accepts_insert_text, and its
+    # insert findings are set aside here.
+    insert_key = (tool.insert_text_fields or ("new_str",))[0]
 
     class EditorMachine(RuleBasedStateMachine):
         paths = Bundle("paths")
@@ -355,6 +407,8 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
             self.s, self.dir = x.open()
             self.model = EditorModel(tool_type)
             self.steps: list[Step] = []
+            #: Set at this example's disagreement: the rest of its rules send nothing.
+            self.done = False
             if steps_out is not None:
                 steps_out.append(self.steps)
 
@@ -364,15 +418,22 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
         # -- driving ----------------------------------------------------------------------
 
         def send(self, tool_input: dict[str, Any]) -> None:
+            if self.done:
+                return
             x.budget.charge()
             try:
                 ok = _judge(self.s, self.model, tool_input, self.steps, base=self.dir,
                             seen=x.conventions)
             except ModelDisagreement as e:
+                # Recorded, and generation goes on (hypothesis never sees it: no shrinking
+                # whose result depends on time, no flaky replays).
                 x.record(e)
-                if x.shared and e.key.endswith(("hung", "faulted")):
-                    raise StopExploring("subject faulted") from None  # no other subject
-                raise
+                self.done = True
+                if len(x.findings) >= ENOUGH or e.key.endswith(("hung", "faulted")):
+                    # Enough to report; or a subject that dies (every further example that
+                    # meets the same defect would cost a timeout and a new subject).
+                    raise StopExploring("enough") from None
+                return
             path = str(tool_input["path"])
             if tool_input["command"] != "view" and ok and path in self.model.files:
                 # Every successful edit is followed by a view: what the editor shows must agree.
@@ -398,6 +459,8 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
 
         def plant(self, name: str, data: bytes) -> str:
             path = self.fresh(name)
+            if self.done:
+                return path
             Path(path).write_bytes(data)
             self.model.plant(path, data)
             self.steps.append(Plant(path, data))
@@ -431,11 +494,10 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
         @rule(path=paths, data=st.data(), text=edit_texts())
         def insert(self, path: str, data: st.DataObject, text: str) -> None:
             n = len(lines_of(self.model.files.get(path, b"")))
-            line = data.draw(st.integers(-1, n + 1))
-            # The text in every field the version's docs name (insert_text and new_str on
-            # 20250728): which one an editor reads is not this check's business.
-            self.send({"command": "insert", "path": path, "insert_line": line,
-                       **{f: text for f in insert_fields}})
+            # 0 .. line count + 1 (a phantom last line is a convention the model knows); values
+            # clearly out of range are editor.insert.rejects_past_end's, not generated here.
+            line = data.draw(st.integers(0, n + 1))
+            self.send({"command": "insert", "path": path, "insert_line": line, insert_key: text})
 
         @precondition(lambda self: has_undo)
         @rule(path=paths)
@@ -479,8 +541,8 @@ def replay(s: ToolSession, steps: list[Step], into: Path) -> ModelDisagreement |
     return None
 
 
-def replay_fresh(x: Exploration, steps: list[Step], label: str) -> ModelDisagreement | None:
-    """:func:`replay` on a fresh subject in a fresh directory, charged to the budget;
+def replay_on(x: Exploration, steps: list[Step], label: str) -> ModelDisagreement | None:
+    """:func:`replay` on the examples' subject in a fresh directory, charged to the budget;
     :class:`StopExploring` when the budget is spent or no subject starts."""
     x.budget.charge(sum(1 for c in steps if not isinstance(c, Plant)), share=1.0)
     s, where = x.open(label)
@@ -490,29 +552,109 @@ def replay_fresh(x: Exploration, steps: list[Step], label: str) -> ModelDisagree
         x.close(s, where)
 
 
+#: The name this module's callers knew :func:`replay_on` by.
+replay_fresh = replay_on
+
+
+def verify(x: Exploration, found: ModelDisagreement) -> str:
+    """Replay ``found``'s steps exactly as they will be printed on a fresh subject in a fresh
+    directory: ``verified`` when the same disagreement (its :attr:`~ModelDisagreement.key`)
+    shows again, ``did not reproduce`` when not, empty when no fresh subject can be started."""
+    try:
+        x.budget.charge(sum(1 for c in found.steps if not isinstance(c, Plant)), share=1.0)
+    except StopExploring:
+        return ""
+    got = x.fresh("verify")
+    if got is None:
+        return ""
+    s, where = got
+    try:
+        again = replay(s, found.steps, where)
+    finally:
+        x.retire(s)
+        shutil.rmtree(where, ignore_errors=True)
+    return VERIFIED if again is not None and again.key == found.key else NOT_REPRODUCED
+
+
 def _common_dir(steps: list[Step]) -> str:
     paths = [x.path if isinstance(x, Plant) else str(x["path"]) for x in steps]
     return os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
 
 
-def minimize(x: Exploration, found: ModelDisagreement, *, tries: int = 60) -> ModelDisagreement:
-    """Drop steps one at a time (last first) while the same disagreement persists, each try on a
-    fresh subject in a fresh directory (hypothesis' shrinking does not delete the view an edit
-    rule sends, nor always a redundant step); stops when the budget is spent."""
-    best = found
-    i = len(best.steps) - 2
-    for _ in range(tries):
-        if i < 0 or x.budget.spent():
-            break
-        candidate = best.steps[:i] + best.steps[i + 1:]
-        try:
-            again = replay_fresh(x, candidate, "minimize")
-        except StopExploring:
-            break
-        if again is not None and again.key == best.key:
-            best = again
-        i = min(i - 1, len(best.steps) - 2)
-    return best
+#: Text fields of an editor input that shrinking simplifies.
+_TEXT_FIELDS = ("file_text", "old_str", "new_str", "insert_text")
+
+
+def variants(steps: list[Step]) -> Iterator[list[Step]]:
+    """Simpler versions of an example, in the order shrinking tries them: steps deleted, then
+    each planted file's bytes and each input's texts simplified
+    (:func:`~conformance.properties.exploration.simpler_bytes`, ``simpler_texts``), ``insert_line`` made
+    0, then file names shortened."""
+    if steps and not isinstance(steps[-1], Plant):  # the last input and what made its file
+        last = str(steps[-1]["path"])
+        focused = [x for x in steps[:-1] if _is_making(x, last)] + [steps[-1]]
+        if len(focused) < len(steps):
+            yield focused
+    yield from deletions(steps)
+    for i, step in enumerate(steps):
+        head, tail = steps[:i], steps[i + 1:]
+        if isinstance(step, Plant):
+            for data in simpler_bytes(step.data):
+                yield [*head, Plant(step.path, data), *tail]
+            continue
+        for key in _TEXT_FIELDS:
+            value = step.get(key)
+            if isinstance(value, str):
+                for text in simpler_texts(value):
+                    yield [*head, {**step, key: text}, *tail]
+        line = step.get("insert_line")
+        if isinstance(line, int) and not isinstance(line, bool) and line > 0:
+            yield [*head, {**step, "insert_line": 0}, *tail]
+    names = list(dict.fromkeys(x.path if isinstance(x, Plant) else str(x["path"])
+                               for x in steps))
+    for k, path in enumerate(names):
+        short = str(Path(path).with_name(f"{'abcdefghijklmnopqrstuvwxyz'[k % 26]}.txt"))
+        if short != path and short not in names:
+            yield [_renamed(x, path, short) for x in steps]
+
+
+def _is_making(step: Step, path: str) -> bool:
+    if isinstance(step, Plant):
+        return step.path == path
+    return step.get("path") == path and step.get("command") == "create"
+
+
+def _renamed(step: Step, old: str, new: str) -> Step:
+    if isinstance(step, Plant):
+        return Plant(new, step.data) if step.path == old else step
+    return {**step, "path": new} if step.get("path") == old else step
+
+
+def minimize(x: Exploration, found: ModelDisagreement, *, tries: int | None = None
+             ) -> ModelDisagreement:
+    """The smallest example showing the same disagreement that :func:`variants` and
+    :func:`~conformance.properties.exploration.shrink` find, each try a replay on the examples' subject in
+    a fresh directory; at most ``tries`` replays (:data:`SHRINK_TRIES`, or
+    :data:`SHRINK_TRIES_DEAD` for a disagreement that kills the subject): a count, so the same
+    subject always gets the same reproducer."""
+    if tries is None:
+        tries = SHRINK_TRIES_DEAD if found.key.endswith(("hung", "faulted")) else SHRINK_TRIES
+    best = [found]
+
+    def fails(steps: list[Step]) -> bool:
+        if not any(not isinstance(c, Plant) for c in steps):
+            return False
+        again = replay_on(x, steps, "minimize")
+        if again is not None and again.key == found.key:
+            best[0] = again
+            return True
+        return False
+
+    try:
+        shrink(found.steps, fails, variants, tries=tries)
+    except StopExploring:
+        pass  # the budget: the smallest so far
+    return best[0]
 
 
 @dataclass
@@ -522,37 +664,59 @@ class ModelReport:
     findings: list[ModelDisagreement]
     #: The conventions seen and how much was covered (the check's observed string).
     observed: str
-    #: How hypothesis ended: passed, failed, stopped (the budget or a dead subject), flaky.
+    #: How hypothesis ended: passed (every example ran), stopped (enough findings, the budget,
+    #: or a dead subject), unsatisfiable.
     ended: str
     budget: Budget
-    #: Findings that are the newline translation ``editor.bytes.crlf_preserved`` reports (they
-    #: need a CR in their steps and the subject turns CRLF into LF): not counted again.
-    newline_translation: list[ModelDisagreement] = field(default_factory=list)
+    #: Findings that are defects other checks report, with that check's id: not counted again.
+    set_aside: list[tuple[ModelDisagreement, str]] = field(default_factory=list)
+    #: The hard time cap ended the run before its fixed work was done: neither a pass nor a
+    #: failure (the check is ``incomplete``).
+    incomplete: bool = False
+
+    @property
+    def newline_translation(self) -> list[ModelDisagreement]:
+        """The set-aside findings that are ``editor.bytes.crlf_preserved``'s."""
+        return [f for f, owner in self.set_aside if owner == CRLF_CHECK]
 
 
-def explore_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,
-                         budget: Budget | None = None) -> ModelReport:
-    """Run the machine against fresh instances of the session's subject; see the module
-    docstring. Findings are minimized and their paths moved into ``s.workdir``."""
-    x = Exploration(s, budget or Budget.for_session(s))
+def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
+                         steps: int = DEFAULT_STEPS, budget: Budget | None = None
+                         ) -> ModelReport:
+    """Run the machine against the session's subject; see the module docstring. Findings are
+    shrunk, verified, and their paths moved into ``s.workdir``."""
+    if budget is None:
+        budget = Budget.for_session(s)
+        budget.seconds = max(budget.seconds, MIN_CAP_SECONDS)
+    x = Exploration(s, budget)
     machine = editor_machine(x)
     config = quiet_settings(max_examples=max_examples, stateful_step_count=steps,
-                            phases=(Phase.generate, Phase.shrink))
-    found = []
+                            phases=(Phase.generate,))
+    found: list[ModelDisagreement] = []
+    aside: list[tuple[ModelDisagreement, str]] = []
     try:
         with hypothesis_turn(x.budget):
-            ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
-                            (ModelDisagreement,))
-        x.ended = ended
-        for f in x.findings.ordered():
-            small = minimize(x, f.error) if f.error.steps else f.error
-            found.append(small.moved(Path(s.workdir)))
-        aside = _newline_translation_findings(x, found)
+            x.ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
+                              (ModelDisagreement,))
+        if x.ended == "flaky" and x.budget.ran_out:
+            x.ended = "stopped"  # hypothesis saw the budget's stop as a changed example
+        try:
+            for f in sorted(x.findings.by_key.values(), key=lambda f: f.order):
+                small = f.error
+                if small.steps:
+                    small = minimize(x, small)
+                    small.reproduced = verify(x, small)
+                found.append(small.moved(Path(s.workdir)))
+            aside = _set_aside(x, found)
+        except StopExploring:
+            pass  # the time cap (or a subject that no longer starts): reported below
     finally:
         x.finish()
-    found = [f for f in found if f not in aside]
+    done = {id(f) for f, _ in aside}
+    found = [f for f in found if id(f) not in done]
     found.sort(key=lambda d: len(d.steps))
-    return ModelReport(found, x.observed(), ended, x.budget, aside)
+    return ModelReport(found, x.observed(), x.ended, x.budget, aside,
+                       incomplete=x.budget.timed_out)
 
 
 # --- one defect, one check: newline translation --------------------------------------------------
@@ -601,24 +765,98 @@ def _translates_newlines(x: Exploration) -> bool:
 
 def _newline_translation_findings(x: Exploration, found: list[ModelDisagreement]
                                   ) -> list[ModelDisagreement]:
-    """The findings that are the newline translation ``editor.bytes.crlf_preserved`` reports,
-    set aside so that one defect fails one check: only when the subject translates CRLF on a
-    plain edit, and only those findings whose steps hold a CR and that are gone when the same
-    steps are replayed with every CR turned into LF."""
+    """The findings that are the newline translation ``editor.bytes.crlf_preserved`` reports:
+    only when the subject translates CRLF on a plain edit, and only those findings whose steps
+    hold a CR and that are gone when the same steps are replayed with every CR turned into LF."""
     suspects = [f for f in found if f.steps and _has_cr(f.steps)]
     if not suspects or not _translates_newlines(x):
         return []
-    aside = []
-    for f in suspects:
-        try:
-            if replay_fresh(x, _without_cr(f.steps), "line-endings") is None:
-                aside.append(f)
-        except StopExploring:
-            break
+    return [f for f in suspects if replay_on(x, _without_cr(f.steps), "line-endings") is None]
+
+
+# --- one defect, one check: the insert key, undo_edit ---------------------------------------------
+
+CRLF_CHECK = "editor.bytes.crlf_preserved"
+INSERT_KEY_CHECK = "editor.insert.accepts_insert_text"
+UNDO_CHECK = "editor.undo_edit.restores_previous_content"
+
+
+def _last_command(f: ModelDisagreement) -> str:
+    inputs = f.reproducer
+    return str(inputs[-1]["command"]) if inputs else ""
+
+
+def _probe(x: Exploration, label: str, body: Callable[[ToolSession, Path], bool]) -> bool:
+    """Run ``body`` on the examples' subject in a fresh directory (charged to the budget)."""
+    x.budget.charge(4, share=1.0)
+    s, where = x.open(label)
+    try:
+        return body(s, where)
+    finally:
+        x.close(s, where)
+
+
+def _ignores_insert_key(x: Exploration) -> bool:
+    """Is an insert in the key the version names (``insert_text`` on 20250728) refused on a
+    plain file (the defect ``editor.insert.accepts_insert_text`` reports)?"""
+    key = (registry.TOOLS[x.parent.tool_type].insert_text_fields or ("new_str",))[0]
+    if key != "insert_text":
+        return False
+
+    def body(s: ToolSession, where: Path) -> bool:
+        path = where / "insert.txt"
+        path.write_bytes(b"one\ntwo\n")
+        r = s.call({"command": "insert", "path": str(path), "insert_line": 1,
+                    "insert_text": "new\n"})
+        return _refused(r) or _read(str(path)) == b"one\ntwo\n"
+
+    return _probe(x, "insert-key", body)
+
+
+def _undo_broken(x: Exploration) -> bool:
+    """Does ``undo_edit`` fail the undo check's own plain case (str_replace, insert, two undos
+    back to the start; the defect ``editor.undo_edit.restores_previous_content`` reports)?"""
+    if "undo_edit" not in registry.TOOLS[x.parent.tool_type].command_names:
+        return False
+    key = (registry.TOOLS[x.parent.tool_type].insert_text_fields or ("new_str",))[0]
+
+    def body(s: ToolSession, where: Path) -> bool:
+        path = where / "undo.txt"
+        three = b"alpha\nbeta\ngamma\n"
+        path.write_bytes(three)
+        if _refused(s.call({"command": "str_replace", "path": str(path), "old_str": "beta",
+                            "new_str": "BETA"})):
+            return False
+        replaced = _read(str(path))
+        if _refused(s.call({"command": "insert", "path": str(path), "insert_line": 0,
+                            key: "top\n"})):
+            return False
+        for want in (replaced, three):
+            r = s.call({"command": "undo_edit", "path": str(path)})
+            if _refused(r) or _read(str(path)) != want:
+                return True
+        return False
+
+    return _probe(x, "undo", body)
+
+
+def _set_aside(x: Exploration, found: list[ModelDisagreement]
+               ) -> list[tuple[ModelDisagreement, str]]:
+    """The findings that are defects other checks report, with that check's id: set aside so
+    that one defect fails one check (each only when a probe on a plain file shows that defect)."""
+    aside = [(f, CRLF_CHECK) for f in _newline_translation_findings(x, found)]
+    rest = [f for f in found if all(f is not g for g, _ in aside)]
+    inserts = [f for f in rest if _last_command(f) == "insert"]
+    if inserts and _ignores_insert_key(x):
+        aside += [(f, INSERT_KEY_CHECK) for f in inserts]
+    undos = [f for f in rest if _last_command(f) == "undo_edit"]
+    if undos and _undo_broken(x):
+        aside += [(f, UNDO_CHECK) for f in undos]
     return aside
 
 
-def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEFAULT_STEPS,
+def run_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
+                     steps: int = DEFAULT_STEPS,
                      seed: int | None = 0, budget: Budget | None = None
                      ) -> ModelDisagreement | None:
     """The smallest disagreement :func:`explore_editor_model` finds, or None. (``seed`` is kept
@@ -627,6 +865,7 @@ def run_editor_model(s: ToolSession, *, max_examples: int = 30, steps: int = DEF
     return report.findings[0] if report.findings else None
 
 
-__all__ = ["EXPLORE_SHARE", "Exploration", "ModelDisagreement", "ModelReport", "Plant",
-           "disagreement", "editor_machine", "explore_editor_model", "minimize", "replay", "replay_fresh",
-           "run_editor_model"]
+__all__ = ["ENOUGH", "EXPLORE_SHARE", "MAX_EXAMPLES", "Exploration", "ModelDisagreement",
+           "ModelReport", "Plant", "disagreement", "editor_machine", "explore_editor_model",
+           "minimize", "replay", "replay_fresh", "replay_on", "run_editor_model", "variants",
+           "verify"]

@@ -12,7 +12,16 @@ Shared by :func:`conformance.checks.properties.run_property` and
 - :func:`quiet_settings`, :func:`hypothesis_turn`: deterministic and silent settings, the turn
   (:data:`HYPOTHESIS_TURNS`) and a reporter that keeps hypothesis' text off the terminal;
 - :func:`explore`: runs the test and says how it ended (hypothesis' ``ExceptionGroup`` and
-  ``Flaky*`` errors are endings, not harness errors: the findings hold the failures).
+  ``Flaky*`` errors are endings, not harness errors: the findings hold the failures);
+- :func:`shrink` with :func:`deletions`, :func:`simpler_texts`, :func:`simpler_bytes`: a
+  deterministic, count-bounded shrinker for a failing sequence of steps (the model checks use it
+  instead of hypothesis' shrinking, whose result depends on how much time it had).
+
+The model checks' recipe (editor: :mod:`conformance.properties.editor`; reusable for any tool): generate a
+fixed number of examples (a count, never a clock), record each distinct failure without stopping,
+shrink each with :func:`shrink`, verify the shrunk reproducer on a fresh subject
+(:mod:`conformance.reproducers`), and treat the :class:`Budget`'s time cap as an *incomplete*
+run (:class:`conformance.catalog.CheckIncomplete`), never as a verdict.
 """
 
 from __future__ import annotations
@@ -73,7 +82,10 @@ class StopExploring(BaseException):
 
 @dataclass
 class Budget:
-    """Wall time (``seconds``) and ``calls`` a run may use; see the module docstring."""
+    """What a run may use: ``calls`` (deterministic: the same subject always stops at the same
+    call) and a hard time cap of ``seconds`` (only for a subject or machine far slower than
+    expected: a run that hits it is *incomplete*, never a pass or a failure; see
+    :attr:`timed_out`)."""
 
     seconds: float
     calls: int = MAX_CALLS
@@ -82,6 +94,8 @@ class Budget:
     examples: int = 0
     #: Set when the budget ended the run (generation stopped early).
     ran_out: bool = False
+    #: Set when it was the time cap that ended it: the run is incomplete.
+    timed_out: bool = False
 
     @classmethod
     def for_session(cls, s: ToolSession, seconds: float | None = None,
@@ -111,16 +125,89 @@ class Budget:
         """Account for ``calls`` about to be made; :class:`StopExploring` when none are left."""
         if self.spent(share):
             self.ran_out = True
+            self.timed_out = self.timed_out or self.left(share) <= 0
             raise StopExploring("budget")
         self.used += calls
 
     def note(self) -> str:
         """What the run covered (the observed note of a run that found nothing)."""
         text = f"{self.used} calls in {self.examples} examples"
-        if self.ran_out:
+        if self.timed_out:
+            text += (f" before the hard time cap ({self.seconds:g} s; {self.elapsed:.1f} s "
+                     "used)")
+        elif self.ran_out:
             text += (f" before the budget ran out ({self.seconds:g} s or {self.calls} calls; "
                      f"{self.elapsed:.1f} s used)")
         return text
+
+
+# --- deterministic shrinking ---------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def shrink(items: list[T], fails: Callable[[list[T]], bool],
+           variants: Callable[[list[T]], Iterator[list[T]]], *, tries: int) -> tuple[list[T], int]:
+    """The smallest variant of ``items`` that still ``fails``, searched greedily and
+    deterministically: the first candidate :func:`variants` offers that still fails replaces
+    the current one, and the search starts over from it; it ends when no candidate fails or after
+    ``tries`` calls of ``fails`` (a count, never a clock: the same subject always gets the same
+    reproducer). Returns the result and the tries used. ``fails`` may raise
+    :class:`StopExploring` (a hard time cap); the best so far is then lost to the caller, who
+    reports the run incomplete."""
+    used = 0
+    best = list(items)
+    improved = True
+    while improved and used < tries:
+        improved = False
+        for candidate in variants(best):
+            if used >= tries:
+                break
+            used += 1
+            if fails(candidate):
+                best, improved = candidate, True
+                break
+    return best, used
+
+
+def deletions(items: list[T]) -> Iterator[list[T]]:
+    """``items`` with a chunk removed: halves first, then smaller chunks, then single items
+    (last first: a failure is usually at the end)."""
+    n = len(items)
+    size = n // 2
+    while size >= 1:
+        for start in range(n - size, -1, -size):
+            yield items[:start] + items[start + size:]
+        size //= 2
+
+
+def simpler_texts(text: str) -> Iterator[str]:
+    """Simpler forms of a generated text, shortest first: empty, each half, without each
+    line, without each character (short texts), then with each unusual character (not ASCII
+    letters, digits, spaces or newlines) replaced by ``a``."""
+    if not text:
+        return
+    yield ""
+    half = len(text) // 2
+    if half:
+        yield text[:half]
+        yield text[half:]
+    lines = text.splitlines(keepends=True)
+    if len(lines) > 1:
+        for i in range(len(lines)):
+            yield "".join(lines[:i] + lines[i + 1:])
+    if len(text) <= 64:
+        for i in range(len(text)):
+            yield text[:i] + text[i + 1:]
+    for i, c in enumerate(text):
+        if not (c.isascii() and (c.isalnum() or c in " \n")):
+            yield text[:i] + "a" + text[i + 1:]
+
+
+def simpler_bytes(data: bytes) -> Iterator[bytes]:
+    """:func:`simpler_texts` for bytes (each byte a character)."""
+    for text in simpler_texts(data.decode("latin-1")):
+        yield text.encode("latin-1")
 
 
 @dataclass

@@ -85,6 +85,8 @@ class ConformanceItem(pytest.Item):
                               f"{rejudged_note(result.rejudged)}", stacklevel=1)
         if result.outcome is Outcome.SKIP:
             pytest.skip(result.message)
+        if result.outcome is Outcome.INCOMPLETE:  # neither a pass nor a failure
+            pytest.skip(f"incomplete: {result.message}")
         if result.outcome is Outcome.PASS:
             return
         blocking = (result.outcome is Outcome.ERROR or self.check.severity is Severity.MUST
@@ -125,8 +127,11 @@ def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     if r.documented is not None:
         lines.append(f"  documented: {readable(r.documented, 2000)}")
     if r.reproducer:
+        from conformance.reports.render_common import reproducer_notes
+
         lines.append("  reproducer (tool inputs, in order):")
         lines += [f"    {readable(i, 500)}" for i in r.reproducer[:20]]
+        lines += [f"  {x}" for x in reproducer_notes(r.to_json())]
     if rerun:
         lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)

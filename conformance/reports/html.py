@@ -23,6 +23,7 @@ from .render_common import (
     per_subject,
     problems,
     rejudged_rows,
+    reproducer_notes,
     reproducer_text,
     run_line,
     verdict_word,
@@ -30,7 +31,7 @@ from .render_common import (
 from .rerun import rerun_for
 
 TEMPLATE = Path(__file__).with_name("report.html")
-_LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!"}
+_LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!", "incomplete": "…"}
 
 
 def _e(x: Any) -> str:
@@ -80,6 +81,10 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
     if rerun:
         parts.append("<p><strong>Rerun this check alone</strong></p>"
                      f'<pre class="rerun">{_e(rerun)}</pre>')
+    notes = reproducer_notes(r)
+    if notes:
+        parts.append('<ul class="reproducer-notes">'
+                     + "".join(f"<li>{_e(x)}</li>" for x in notes) + "</ul>")
     if r.get("reproducer"):
         text = reproducer_text(r["reproducer"])
         where = (" <span class=\"muted\">(<code>$TOOLUSE_WORKDIR</code>: the case's directory)"
@@ -112,7 +117,8 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
         body.append("<p><strong>The run did not finish: these results are partial.</strong></p>")
     body.append('<div class="counts">' + "".join(
         f'<span class="{k}">{k} {s[k]}</span>' for k in ("total", "pass", "fail", "skip", "error",
-                                                           "blocking")) + "</div>")
+                                                           "incomplete", "blocking")
+        if k in s) + "</div>")
     if verdict is not None:
         body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
     body.append('<h2>Subjects</h2><table id="subjects"><thead><tr><th>subject</th>'
@@ -124,7 +130,7 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
     families = sorted({meta[c]["family"] for c in checks})
     body.append('<div class="filters">' + _select("family", families)
                 + _select("severity", ["MUST", "SHOULD", "INFO"])
-                + _select("outcome", ["pass", "fail", "skip", "error"])
+                + _select("outcome", ["pass", "fail", "skip", "error", "incomplete"])
                 + ' <span id="shown" class="muted"></span></div>')
     body.append('<h2>Matrix</h2><table id="matrix"><thead><tr><th>check</th><th>severity</th>'
                 + "".join(f'<th class="subject" title="{_e(sub["tool_type"])}">{_e(sub["name"])}'

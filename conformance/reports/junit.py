@@ -20,7 +20,7 @@ from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
 from .coverage import coverage_rows
-from .render_common import format_value, is_known, per_subject, reproducer_text
+from .render_common import format_value, is_known, per_subject, reproducer_notes, reproducer_text
 from .rerun import rerun_for
 from .results_file import gating
 
@@ -46,6 +46,7 @@ def _details(r: dict[str, Any], rerun: str = "") -> str:
         lines.append(f"Documented: {format_value(r.get('documented'))}")
     if rerun:
         lines.append(f"Rerun: {rerun}")
+    lines += reproducer_notes(r)
     if r.get("reproducer"):
         text = reproducer_text(r["reproducer"])
         where = " ($TOOLUSE_WORKDIR: the case's directory)" if "$TOOLUSE_WORKDIR" in text else ""
@@ -70,6 +71,9 @@ def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None,
         ET.SubElement(case, "skipped", {"message": summary or "skipped"})
         if said[1]:
             ET.SubElement(case, "system-out").text = _x(said[1])
+        return case, "skip"
+    if outcome == "incomplete":  # neither a pass nor a failure: JUnit's nearest is skipped
+        ET.SubElement(case, "skipped", {"message": f"incomplete: {summary or 'not finished'}"})
         return case, "skip"
     what = "harness error" if outcome == "error" else "not met"
     if is_known(r, verdict):

@@ -17,6 +17,7 @@ from .render_common import (
     per_subject,
     problems,
     rejudged_rows,
+    reproducer_notes,
     reproducer_text,
     run_line,
     verdict_word,
@@ -70,6 +71,9 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
         out += _received_documented(r.get("received"), r.get("documented"))
     if rerun:
         out += ["Rerun this check alone:", "", *_fenced(rerun, "sh"), ""]
+    notes = reproducer_notes(r)
+    if notes:
+        out += [f"- {_text(x)}" for x in notes] + [""]
     if r.get("reproducer"):
         n = len(r["reproducer"])
         text = reproducer_text(r["reproducer"], 3000)
@@ -87,9 +91,13 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
     out = [f"## {_ICON[word]} tooluse conformance: {word}", "", run_line(doc), ""]
     if not doc["run"]["complete"]:
         out += ["**The run did not finish**: these results are partial.", ""]
-    out += ["| checks | pass | fail | skip | error | blocking |", "|---:|---:|---:|---:|---:|---:|",
+    # "incomplete" (a check its hard time cap ended) only when there is one.
+    head, rule, extra = ("| incomplete ", "---:|", f"| {s['incomplete']} ") if s.get(
+        "incomplete") else ("", "", "")
+    out += [f"| checks | pass | fail | skip | error {head}| blocking |",
+            f"|---:|---:|---:|---:|---:|{rule}---:|",
             f"| {s['total']} | {s['pass']} | {s['fail']} | {s['skip']} | {s['error']} "
-            f"| {s['blocking']} |", ""]
+            f"{extra}| {s['blocking']} |", ""]
     subjects = per_subject(doc)
     if subjects:
         out += ["### Subjects", "",

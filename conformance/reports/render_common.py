@@ -6,13 +6,14 @@ import json
 from collections import Counter
 from typing import Any
 
+from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
 from .results_file import gating
 
 SEVERITY_ORDER = {"MUST": 0, "SHOULD": 1, "INFO": 2}
-OUTCOMES = ("pass", "fail", "skip", "error")
+OUTCOMES = ("pass", "fail", "skip", "error", "incomplete")
 MAX_VALUE_CHARS = 4000
 
 
@@ -26,6 +27,15 @@ def format_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
 
 def reproducer_text(reproducer: list[Any], limit: int = MAX_VALUE_CHARS) -> str:
     return format_value(reproducer, limit)
+
+
+def reproducer_notes(r: dict[str, Any]) -> list[str]:
+    """What every format prints with a reproducer: whether it was verified on a fresh subject,
+    then what it plants before its inputs ("before input 1, write ...")."""
+    if not r.get("reproducer") and not r.get("setup"):
+        return []
+    return [f"Reproducer {describe_reproduced(str(r.get('reproduced') or ''))}",
+            *(describe_setup(x) for x in r.get("setup") or [])]
 
 
 def is_known(r: dict[str, Any], verdict: BaselineVerdict | None) -> bool:
@@ -48,7 +58,8 @@ def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> lis
         return (int(known), group, SEVERITY_ORDER.get(r["severity"], 3), r["check_id"],
                 r["subject"])
 
-    return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error")), key=rank)
+    return sorted((r for r in doc["results"] if r["outcome"] in ("fail", "error", "incomplete")),
+                  key=rank)
 
 
 def rejudged_rows(doc: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:

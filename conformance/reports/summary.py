@@ -9,10 +9,12 @@ from functools import partial
 from typing import Any, TextIO
 
 from conformance.catalog import CATALOG
+from conformance.reports.render_common import reproducer_notes
 from conformance.reports.rerun import rerun_command
 from conformance.results import Outcome, rejudged_note
 
-MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR"}
+MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR",
+        Outcome.INCOMPLETE: "INCOMPLETE"}
 
 
 def readable(value: Any, limit: int = 400) -> str:
@@ -36,7 +38,8 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
                 print(f"PASS  {r.severity:6} {r.check_id}  [{r.subject}] (re-judged)", file=out)
                 print(f"      {rejudged_note(r.rejudged)}", file=out)
             continue
-        tag = "" if r.outcome is Outcome.SKIP or id(r) in blocking else " (not blocking)"
+        tag = ("" if r.outcome in (Outcome.SKIP, Outcome.INCOMPLETE) or id(r) in blocking
+               else " (not blocking)")
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
         print(f"      {r.message}", file=out)
         if r.rejudged:
@@ -55,6 +58,8 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
                 print(f"      reproducer (tool inputs, in order{note}):", file=out)
                 for inp in r.reproducer[:12]:
                     print(f"        {readable(inp, 200)}", file=out)
+                for line in reproducer_notes(r.to_json()):
+                    print(f"      {line}", file=out)
             again = rerun.get(r.subject)
             if again is not None:
                 print(f"      rerun: {again(r.check_id)}", file=out)
@@ -71,7 +76,8 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
     c = summary.counts()
     verdict = "PASS" if summary.ok else "FAIL"
     rule = "every MUST and SHOULD" if summary.strict else "every MUST"
-    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, "
+    unfinished = f"{c['incomplete']} incomplete, " if c.get("incomplete") else ""
+    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {unfinished}"
           f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
           f"{len(summary.blocking())} do not)", file=out)
 
