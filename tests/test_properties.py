@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from conformance.catalog import CheckFailure
+from conformance.catalog import CheckFailure, CheckIncomplete
 from conformance.checks.properties import run_property
 from conformance.properties.exploration import Budget
 from conformance.session import ToolResult, allow_spawn
@@ -114,15 +114,26 @@ def test_fresh_subjects_per_example_when_the_body_takes_one(tmp_path: Path) -> N
     assert made and all(m.closed for m in made) and not s.history
 
 
-def test_the_budget_ends_the_run_with_a_note(tmp_path: Path) -> None:
-    s = EchoSession(tmp_path, delay=0.05)
+def test_the_call_budget_ends_the_run_with_a_note(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path)
 
     def body(n: int) -> None:
         s.call({"command": str(n)})
 
     note = run_property(s, st.integers(), body, examples=10_000,
-                        budget=Budget(seconds=1.0))
+                        budget=Budget(seconds=600.0, calls=40))
     assert note is not None and "before the budget ran out" in note
+
+
+def test_the_time_cap_makes_the_run_incomplete_not_a_pass(tmp_path: Path) -> None:
+    s = EchoSession(tmp_path, delay=0.05)
+
+    def body(n: int) -> None:
+        s.call({"command": str(n)})
+
+    with pytest.raises(CheckIncomplete) as e:
+        run_property(s, st.integers(), body, examples=10_000, budget=Budget(seconds=1.0))
+    assert "hard time cap" in str(e.value) and "neither a pass nor a failure" in str(e.value)
 
 
 def test_nothing_is_printed(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

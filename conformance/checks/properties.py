@@ -23,8 +23,10 @@ shared with the model-based editor check :mod:`conformance.properties.editor`):
   (:data:`BUDGET_TIMEOUTS` command timeouts, at least :data:`MIN_BUDGET_SECONDS`), counted from
   the moment the property gets its turn. When it runs out, generation stops at once
   (:class:`StopExploring`, which hypothesis lets through) and the run reports what it knows: the
-  failures found so far, or a pass with a note ("312 calls in 40 examples before the budget ran
-  out") that the check returns as its observed string.
+  failures found so far; when it was the time that ran out and nothing was found, the check is
+  *incomplete* (:class:`~conformance.catalog.CheckIncomplete`: not every example ran, so it is no
+  pass); a run that its call budget ended passes with a note ("312 calls in 40 examples before
+  the budget ran out") that the check returns as its observed string.
 - **Every distinct failure, no harness error.** Failures are recorded as they happen
   (:class:`Findings`, the smallest example per distinct failure), so neither hypothesis'
   ``ExceptionGroup`` (several bugs) nor its ``Flaky*`` errors (a subject that answers differently
@@ -53,7 +55,7 @@ from typing import Any, TypeVar
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.catalog import CheckFailure
+from conformance.catalog import CheckFailure, CheckIncomplete
 from conformance.properties.exploration import (
     BUDGET_TIMEOUTS,
     DEFAULT_MAX_EXAMPLES,
@@ -139,6 +141,11 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
         ended = explore(prop, (CheckFailure,))
     if findings:
         raise _combined(findings, ended)
+    if budget.timed_out:  # not every example ran: no pass (the same examples every run)
+        raise CheckIncomplete(
+            f"the time cap ended the property before its {examples or max_examples()} examples "
+            f"were done ({budget.note()}): neither a pass nor a failure (a very slow subject "
+            "or machine)")
     return budget.note() if budget.ran_out else None
 
 
