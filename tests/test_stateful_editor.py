@@ -233,12 +233,12 @@ def test_an_unreliable_editor_is_a_failure_not_a_harness_error(tmp_path: Path) -
 # -- bounded and quiet ----------------------------------------------------------------------------
 
 def test_a_slow_editor_hits_the_hard_cap_and_is_incomplete(tmp_path: Path) -> None:
-    # timeout 0.5 s: a hard cap of max(10 s, 20 timeouts) = 10 s; 40 examples of 0.3 s calls
+    # timeout 0.5 s: a hard cap of max(60 s, 20 timeouts) = 60 s; 40 examples of 0.3 s calls
     # need minutes. Incomplete: neither a pass nor a failure.
     r = _run(f"{EDITORS}:Slow.factory", "text_editor_20250429", tmp_path, timeout=0.5)
     assert r.outcome is Outcome.INCOMPLETE, r.message
     assert "hard time cap" in r.message and "neither a pass nor a failure" in r.message
-    assert r.duration < 120  # generous: the cap is 10 s
+    assert r.duration < 300  # generous: the cap is 60 s (a loaded machine)
 
 
 def test_budget_stops_generation_and_keeps_what_was_found(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ SHRINK_TRIES_DEAD = 4
 #: The hard time cap: :data:`~conformance.properties.exploration.BUDGET_TIMEOUTS` command timeouts, at
 #: least this many seconds. Far above what the fixed work needs (a few seconds for a passing
 #: editor); only a subject or machine far slower than that hits it (the run is incomplete).
-MIN_CAP_SECONDS = 30.0
+MIN_CAP_SECONDS = 60.0
 #: A view result longer than this is only searched in its first part.
 MAX_VIEW_SCAN = 1_000_000
 
@@ -278,6 +278,17 @@ def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
         at = found + 1
 
 
+def _worn(s: ToolSession) -> bool:
+    """Has the subject used half of its case deadline (a session that lives across examples
+    would otherwise meet it and answer "no answer within 0s")? Then it is replaced."""
+    total = getattr(s, "_case_seconds", None)
+    remaining = getattr(getattr(s, "_case", None), "remaining", None)
+    if not isinstance(total, int | float) or not total or not callable(remaining):
+        return False
+    left = remaining()
+    return isinstance(left, int | float) and left < total / 2
+
+
 @dataclass
 class Exploration:
     """One run of the model check: the check's session, the budget, what was found and seen."""
@@ -301,7 +312,8 @@ class Exploration:
     def _subject(self) -> ToolSession:
         """The examples' subject; a fresh one when the last one faulted (:class:`StopExploring`
         when none can start, which is a finding too, or when the one shared session faulted)."""
-        if self.worker is not None and len(faults_of(self.worker)) == self.worker_faults:
+        if (self.worker is not None and len(faults_of(self.worker)) == self.worker_faults
+                and not _worn(self.worker)):
             return self.worker
         if self.worker is not None:
             if self.shared:
@@ -496,7 +508,8 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
             n = len(lines_of(self.model.files.get(path, b"")))
             # 0 .. line count + 1 (a phantom last line is a convention the model knows); values
             # clearly out of range are editor.insert.rejects_past_end's, not generated here.
-            line = data.draw(st.integers(0, n + 1))
+            # The boundaries (start, end, one past the end) as often as the lines between.
+            line = data.draw(st.one_of(st.sampled_from([0, n, n + 1]), st.integers(0, n + 1)))
             self.send({"command": "insert", "path": path, "insert_line": line, insert_key: text})
 
         @precondition(lambda self: has_undo)
