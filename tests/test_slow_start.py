@@ -28,3 +28,15 @@ def test_an_8_s_start_up_passes_at_the_default_timeout() -> None:
     assert any(".timeout." in r.check_id for r in summary.results)
     bad = {r.check_id: r.message for r in summary.results if r.outcome is not Outcome.PASS}
     assert bad == {}, bad
+
+
+def test_the_model_check_passes_a_slow_start_up() -> None:
+    """bash.model.agrees_with_session_model starts a fresh subject per example: start-up (3 s
+    here, two subjects starting ahead) is not counted against its time cap, and the run is
+    complete and passes."""
+    subject = command_subject(f"env SLOW_START_SECONDS=3 {shlex.quote(sys.executable)} "
+                              f"{shlex.quote(str(SLOW_START))}", family="bash", name="slow-start")
+    summary = runner.run([subject], checks=["bash.model.*"], timeout=runner.DEFAULT_TIMEOUT)
+    (r,) = summary.results
+    assert r.outcome is Outcome.PASS, r.message
+    assert "incomplete" not in (r.observed or "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from conformance.checks import (  # noqa: F401
     bash,
     bash_errors,
+    bash_model,
     bash_output,
     editor,
     loop,
@@ -15,4 +16,4 @@ from conformance.checks import (  # noqa: F401
     worker,
 )
 
-__all__ = ["bash", "bash_errors", "bash_output", "editor", "loop", "sandbox", "worker"]
+__all__ = ["bash", "bash_errors", "bash_model", "bash_output", "editor", "loop", "sandbox", "worker"]

@@ -15,7 +15,6 @@ placeholder for empty output) without failing a check that is about something el
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shlex
 import time
@@ -23,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.properties.bash_model import readable
 from conformance.session import ToolResult, ToolSession
 from conformance.subjects.isolation import alive, kill_pids, processes_supported
 from simulator.sources import SEED_BASH, Source, seed
@@ -68,19 +68,6 @@ def waited(r: ToolResult) -> str:
 
 
 # --- reading output as the model reads it ---------------------------------------------------------
-
-_ESCAPES = re.compile(
-    r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"   # OSC (window title, hyperlinks), ended by BEL or ST
-    r"|\x1b[PX^_][^\x1b\n]*\x1b\\"           # DCS, SOS, PM, APC strings
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"            # CSI (colours, cursor, bracketed-paste mode)
-    r"|\x1b[()*+][0-9A-Za-z]"              # character-set designation
-    r"|\x1b[@-Z\\-_]")                     # other two-character escapes
-
-
-def readable(text: str) -> str:
-    """The text as the model reads it: escape sequences dropped, CRLF read as LF."""
-    return _ESCAPES.sub("", text).replace("\r\n", "\n")
-
 
 def lines_of(r: ToolResult) -> list[str]:
     return readable(r.text).split("\n")

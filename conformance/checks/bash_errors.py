@@ -169,26 +169,61 @@ def stdin_does_not_hang(s: ToolSession) -> str:
     return f"stdin: answered without end of file ({first[:40]!r})"
 
 
-@bash_check("bash.session.background_job_does_not_hang", MUST, IMPLEMENT,
-            "A command that starts a background job without redirecting its output "
-            "(`server &`) is answered in time with its own output, not held until the job "
-            "ends, and the next command works.")
-def background_job_does_not_hang(s: ToolSession) -> None:
-    t = token()
+#: Background jobs in the forms models write, each as its own command followed by an echo
+#: (``{n}``: seconds the job runs, ``{t}`` a token, ``{log}`` a log file). The first is two jobs
+#: at once, one printing late; the last keeps printing to the session's output.
+BACKGROUND_FORMS = (
+    "sleep {n} & (sleep {n}; echo late-{t}) &",
+    "sleep {n} &",
+    "nohup sleep {n} &",
+    "nohup sleep {n} > /dev/null 2>&1 &",
+    "sleep {n} > {log} 2>&1 &",
+    "(sleep {n} &)",
+    "sleep {n} & disown",
+    "setsid sleep {n} &",
+    "python3 -m http.server 0 --bind 127.0.0.1 &",
+    "(for i in $(seq {ticks}); do echo tick-{t}; sleep 0.2; done) &",
+)
+
+
+def background_command(form: str, s: ToolSession, t: str) -> str:
     n = max(60, int(s.timeout * 10))
+    job = form.format(n=n, t=t, ticks=n * 5, log=q(s.workdir / f"job-{t}.log"))
+    return f"{job} echo started-{t}" if job.endswith("&") else f"{job}; echo started-{t}"
+
+
+@bash_check("bash.session.background_job_does_not_hang", MUST, IMPLEMENT,
+            "A command that starts a background job in any of the forms models write (`cmd &`, "
+            "`nohup cmd &`, `cmd > log 2>&1 &`, `(cmd &)`, `cmd & disown`, `setsid cmd &`, a "
+            "server, a job that keeps printing) is answered in time with its own output, not "
+            "held until the job ends, and the next command works.")
+def background_job_does_not_hang(s: ToolSession) -> None:
     deadline = s.timeout + grace_for(s.timeout)
-    r = run(s, f"sleep {n} & (sleep {n}; echo late-{t}) & echo started-{t}", deadline=deadline)
-    documented = {"content": f"started-{t}\n", "is_error": False}
-    if r.timed_out:
-        raise CheckFailure(f"a command that left a job running in the background hung the "
-                           f"session: no answer within {deadline:g}s ({waited(r)}; waiting for "
-                           "the end of the job's output?)", received=r.to_json(), documented=documented)
-    if r.is_error or not has(r, f"started-{t}"):
-        what = "with an error" if r.is_error else "without its output"
-        raise CheckFailure(f"a command that left a job running in the background was answered "
-                           f"{what}, not with its own output started-{t} (held until the "
-                           "tool's timeout?)", received=r.to_json(), documented=documented)
-    still_works(s, "after a command started a background job")
+    for form in BACKGROUND_FORMS:
+        t = token()
+        command = background_command(form, s, t)
+        sent = [{"command": command}]
+        r = run(s, command, deadline=deadline)
+        documented = {"content": f"started-{t}\n", "is_error": False}
+        if r.timed_out:
+            raise CheckFailure(f"a command that left a job running in the background (`{command}`) "
+                               f"hung the session: no answer within {deadline:g}s ({waited(r)}; waiting for "
+                               "the end of the job's output?)", received=r.to_json(),
+                               documented=documented, reproducer=sent)
+        if r.is_error or not has(r, f"started-{t}"):
+            what = "with an error" if r.is_error else "without its output"
+            raise CheckFailure(f"a command that left a job running in the background (`{command}`) "
+                               f"was answered {what}, not with its own output started-{t} (held "
+                               "until the tool's timeout?)", received=r.to_json(),
+                               documented=documented, reproducer=sent)
+        fine, r2 = works(s)
+        if not fine:
+            sent.append({"command": "echo recovered"})
+            raise CheckFailure(f"the session does not work after a command started a background "
+                               f"job (`{command}`): `echo` was answered "
+                               f"{'with an error' if r2.is_error else 'without its output'}",
+                               received=r2.to_json(), documented="recovered-…\n",
+                               reproducer=sent)
 
 
 @bash_check("bash.session.no_processes_left_after_close", SHOULD, TIMEOUTS,

@@ -70,13 +70,13 @@ class BashSession:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True)
 
-    def kill(self) -> None:
+    def kill(self, sig: int = signal.SIGKILL) -> None:
         """Stop the shell and everything it started (the whole process group)."""
         proc, self.process = self.process, None
         if proc is None:
             return
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()

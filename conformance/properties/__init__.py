@@ -1,0 +1,1 @@
+"""Model-based exploration: state machines, the models they compare subjects with, strategies."""

@@ -1,0 +1,180 @@
+"""The model-based bash check (issue 24): the session model, the state machine on the reference and
+on broken subjects (each found, with a minimal reproducer verified by replay), the set-aside of
+defects the fixed checks report, determinism, and the time cap (incomplete, never a verdict).
+
+Subjects run in-process (``broken.editor_harness.InProcessSession``) with a 1 s command timeout:
+the runner-level runs (every broken and conformant subject against every bash check) are in
+tests/test_bash_checks.py and tests/test_conformant_bash.py."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broken.editor_harness import InProcessSession
+
+from conformance.catalog import CATALOG
+from conformance.checks.bash_model import fixed_check_fails
+from conformance.properties.bash_machine import (
+    REPORTED_BY,
+    BashModelReport,
+    ReadBack,
+    Restart,
+    Setup,
+    explore_bash_model,
+    run_ops,
+)
+from conformance.properties.bash_model import INITIAL, SessionModel, compare
+from conformance.reference.bash import BashTool
+from conformance.session import allow_spawn
+
+HERE = Path(__file__).resolve().parent
+TIMEOUT = 1.0
+
+
+def _factory(name: str) -> Any:
+    if name == "reference":
+        return BashTool
+    path = HERE / "broken" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"model_{name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.factory
+
+
+def _session(name: str, workdir: Path) -> InProcessSession:
+    factory = _factory(name)
+
+    def open_(wd: Path) -> InProcessSession:
+        return InProcessSession(wd, "bash_20250124", factory(wd, timeout=TIMEOUT), timeout=TIMEOUT)
+
+    s = open_(workdir)
+    allow_spawn(s, open_)
+    return s
+
+
+def _explore(name: str, workdir: Path, **kw: Any) -> BashModelReport:
+    workdir.mkdir(parents=True, exist_ok=True)
+    s = _session(name, workdir)
+    try:
+        return explore_bash_model(s, fails=fixed_check_fails, **kw)
+    finally:
+        s.close()
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+def _shown(m: SessionModel, **over: str) -> dict[str, str]:
+    out = {"cwd": m.base, "umask": "0022"}
+    for n in m.variables:
+        out[f"var:{n}"], out[f"env:{n}"] = "@unset", ""
+    for n in m.functions:
+        out[f"fn:{n}"] = "@unset"
+    for n in m.aliases:
+        out[f"alias:{n}"] = "@unset"
+    for n in m.shopts:
+        out[f"shopt:{n}"] = f"shopt -u {n}"
+    return {**out, **over}
+
+
+def test_restart_clears_exported_variables_and_may_keep_plain_ones(tmp_path: Path) -> None:
+    m = SessionModel(str(tmp_path))
+    m.set_var("TU_ALPHA", "kept", True)
+    m.set_var("TU_BETA", "plain", None)
+    m.restart()
+    assert [x.component for x in compare(m.copy(), _shown(
+        m, **{"var:TU_ALPHA": "kept", "env:TU_ALPHA": "x"}))] == ["var"]
+    assert compare(m.copy(), _shown(m, **{"var:TU_BETA": "plain"})) == []
+    assert compare(m.copy(), _shown(m)) == []
+
+
+def test_after_a_timeout_state_is_kept_or_reset_and_the_read_back_decides(tmp_path: Path) -> None:
+    m = SessionModel(str(tmp_path))
+    sub = str(tmp_path / "alpha")
+    m.cwd = {sub}
+    m.functions["tu_fn_one"] = {"word"}
+    m.after_timeout()
+    assert m.cwd == {sub, INITIAL}
+    assert compare(m, _shown(m, cwd=sub, **{"fn:tu_fn_one": "word"})) == []
+    assert m.cwd == {sub} and m.functions["tu_fn_one"] == {"word"}
+    wrong = compare(m, _shown(m, cwd=str(tmp_path / "gamma dir")))
+    assert [x.component for x in wrong] == ["cwd", "fn"]
+
+
+def test_every_key_set_aside_names_catalog_checks() -> None:
+    assert {c for checks in REPORTED_BY.values() for c in checks} <= set(CATALOG)
+
+
+# --- the machine ---------------------------------------------------------------------------------
+
+def test_the_reference_agrees_and_the_run_is_the_same_every_time(tmp_path: Path) -> None:
+    first = _explore("reference", tmp_path / "a")
+    again = _explore("reference", tmp_path / "b")
+    assert first.findings == [] and first.set_aside == {} and not first.incomplete, [
+        (d.key, d.message, d.inputs) for d in first.findings]
+    assert first.examples == again.examples >= 20
+    assert first.calls == again.calls > 100
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("bash_keeps_only_cwd_and_env", "state:"),
+    ("bash_restarts_after_failure", "state:"),
+    ("bash_restart_hangs_up", "restart:process"),
+])
+def test_a_broken_subject_is_found_with_a_verified_minimal_reproducer(
+        tmp_path: Path, name: str, key: str) -> None:
+    report = _explore(name, tmp_path)
+    assert report.findings, name
+    d = report.findings[0]
+    assert d.key.startswith(key), (d.key, d.message)
+    assert d.verified is True
+    assert len(d.inputs) <= 8 and d.inputs[0]["command"].startswith("mkdir -p ")
+    # The reproducer shows the same disagreement on a fresh broken subject, none on the reference.
+    for subject, bad in ((name, True), ("reference", False)):
+        where = tmp_path / f"replay-{subject}"
+        where.mkdir()
+        s = _session(subject, where)
+        try:
+            again = run_ops(s, d.ops, where)
+        finally:
+            s.close()
+        assert (again is not None and again.key == d.key) is bad, (subject, again)
+
+
+def test_a_defect_a_fixed_check_reports_is_set_aside(tmp_path: Path) -> None:
+    """bash_forgets_env loses the environment between calls: env_persists reports it; what the
+    model check sees of it (exported and shell variables, functions...) is not counted again."""
+    report = _explore("bash_forgets_env", tmp_path, max_examples=8)
+    assert report.findings == []
+    assert set(report.set_aside) == {"bash.session.env_persists"}
+
+
+def test_the_time_cap_makes_a_run_incomplete_not_a_verdict(tmp_path: Path) -> None:
+    report = _explore("reference", tmp_path, cap=0.5)
+    assert report.incomplete and report.findings == []
+    assert report.examples < 20
+
+
+def test_a_restart_that_hangs_up_is_seen_by_the_job_it_left(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from conformance.properties.bash_machine import BACKGROUND_FORMS, Background
+    nohup = next(i for i, (f, _) in enumerate(BACKGROUND_FORMS) if f.startswith("nohup {job} >"))
+    for name, found in (("bash_restart_hangs_up", "restart:process"), ("reference", None)):
+        where = tmp_path / name
+        where.mkdir()
+        s = _session(name, where)
+        try:
+            d = run_ops(s, [Setup(), Background(nohup), Restart(), ReadBack()], where)
+        finally:
+            s.close()
+            for pid_file in where.glob("heartbeat-*.pid"):  # the job the hang-up left running
+                try:
+                    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+        assert (d.key if d else None) == found
