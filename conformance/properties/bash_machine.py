@@ -570,9 +570,10 @@ class Background(Op):
         m = ctx.m
         n = len(ctx.inputs)
         heartbeat = os.path.join(m.base, f"heartbeat-{n}")
-        # The job writes its pid, then a heartbeat while it runs.
+        # The job writes its pid, then a heartbeat while it runs (for 60 s at most: a job that
+        # leaves the shell's group, as setsid's does, ends by itself wherever no sweep stops it).
         job = (f"sh -c 'echo $$ > {shlex.quote(heartbeat + '.pid')}; "
-               f"while :; do echo . >> {shlex.quote(heartbeat)}; sleep 0.2; done'")
+               f"for i in $(seq 300); do echo . >> {shlex.quote(heartbeat)}; sleep 0.2; done'")
         template, in_group = BACKGROUND_FORMS[self.form]
         command = template.format(job=job, log=shlex.quote(os.path.join(m.base, f"job-{n}.log")),
                                   dir=shlex.quote(m.subdirs()[0]))
