@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .stream_blocks import streams_deltas
+
 #: After how many deltas of the first block the first ping comes (None: no ping), by number
 #: of live streams [3P: real_traffic, streams whose first block streams deltas].
 FIRST_PING_AFTER_DELTAS: Mapping[int | None, int] = {0: 96, 1: 6, 2: 21, None: 7}
@@ -134,7 +136,6 @@ class StreamShape:
     ping_spelling: Counter[str] = field(default_factory=Counter)
 
     def add(self, stream: Stream, raw: Sequence[str] | None = None) -> None:
-        from .sse import streams_deltas
         self.streams += 1
         types = [str(e.get("type")) for e in stream]
         self.ping_count[min(types.count("ping"), 4)] += 1

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 from .errors import api_error
 from .http import Handler, SimRequest, SimResponse
-from .transports._common import Dropped, body_chunks, is_lazy, next_chunk, response_headers
+from .wire import Dropped, body_chunks, is_lazy, next_chunk, response_headers
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

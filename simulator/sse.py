@@ -47,8 +47,7 @@ from typing import Any
 
 from .envelope import draw_pad, ping_slots, rng_for
 from .http import SSEEvent
-
-TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+from .stream_blocks import TOOL_INPUT_BLOCKS, called_by_code, streams_deltas
 
 #: Chunk lengths of live streams, as quantiles 0, 5, 10, ..., 95 and 99 % (the last one caps the
 #: tail): text_delta (2646 chunks, median 14; thinking_delta, 135 chunks, median 17, is cut the
@@ -170,19 +169,6 @@ def _block_events(index: int, block: Mapping[str, Any], chunks: Chunker) -> Iter
         # Server tool results, redacted_thinking, container_upload...: whole in the start event.
         yield _ev({"type": "content_block_start", "index": index, "content_block": dict(block)})
     yield _ev({"type": "content_block_stop", "index": index})
-
-
-def called_by_code(block: Mapping[str, Any]) -> bool:
-    """A call made from code (``caller`` other than direct): it streams whole, no deltas."""
-    caller = block.get("caller")
-    return isinstance(caller, dict) and caller.get("type") not in (None, "direct")
-
-
-def streams_deltas(block: Mapping[str, Any]) -> bool:
-    """Whether ``block`` streams as a start, deltas and a stop (else it arrives whole)."""
-    t = block.get("type")
-    return t in ("text", "thinking", "compaction") or (t in TOOL_INPUT_BLOCKS
-                                                        and not called_by_code(block))
 
 
 def start_output_tokens(message: Mapping[str, Any], chunks: Chunker) -> int:

@@ -260,7 +260,7 @@ def test_body_bytes_before_and_after_a_change(tmp_path: Path) -> None:
 
 
 def test_a_changed_body_is_what_a_transport_sends(tmp_path: Path) -> None:
-    from simulator.transports._common import body_chunks, whole_body
+    from simulator.wire import body_chunks, whole_body
 
     def streamed(resp: Any) -> bytes:
         return b"".join(body_chunks(resp))

@@ -11,8 +11,8 @@ import httpx
 import httpx2
 import pytest
 
+from simulator import wire as _common
 from simulator.http import SimRequest, SimResponse, SSEEvent
-from simulator.transports import _common
 from simulator.transports import httpx2_transport as tx2
 from simulator.transports import httpx_transport as tx1
 

@@ -12,10 +12,11 @@ import httpx2
 import pytest
 import respx
 
+from simulator import wire as _common
 from simulator.http import SimRequest, SimResponse, SSEEvent
 from simulator.routes import Routes
 from simulator.server import start_server
-from simulator.transports import Httpcore2Mocker, _common, add_routes, intercept
+from simulator.transports import Httpcore2Mocker, add_routes, intercept
 from simulator.transports.mock import PLACEHOLDER_API_KEY, mock
 
 API = "https://api.anthropic.com"

@@ -19,7 +19,7 @@ import anyio.to_thread
 import httpx2
 
 from simulator.http import Handler, SimResponse
-from simulator.transports._common import response_headers, sim_request
+from simulator.wire import response_headers, sim_request
 
 _END = object()
 

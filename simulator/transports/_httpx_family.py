@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from ..http import Handler, SimResponse
-from ._common import (
+from ..wire import (
     Dropped,
     TimedOut,
     aiter_body,

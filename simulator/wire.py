@@ -1,4 +1,4 @@
-"""What every transport shares: building a :class:`SimRequest`, and a response body produced
+"""What every transport (and the Managed Agents transport) shares: building a :class:`SimRequest`, and a response body produced
 lazily with the engine's ``delay`` and ``drop_after`` faults applied.
 
 The body generators raise :class:`Dropped` (the connection closes mid-body) and :class:`TimedOut`
@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 import anyio
 import anyio.to_thread
 
-from ..http import SimRequest, SimResponse
+from .http import SimRequest, SimResponse
 
 DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
 TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
