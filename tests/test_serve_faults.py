@@ -116,7 +116,8 @@ def test_concurrent_clients_while_others_drop_and_read_slowly(served: tuple[str,
 
     def bad_requests() -> None:
         for i in range(10):
-            r = exchange(url, request_bytes("POST", "/v1/messages", {}, b"{" * (i + 1)))
+            r = exchange(url, request_bytes("POST", "/v1/messages", dict(API_HEADERS),
+                                            b"{" * (i + 1)))
             if r.status != 400 or not r.headers.get("request-id"):
                 errors.append(f"bad request got {r.status}")
 
