@@ -238,7 +238,10 @@ def tool_definitions() -> st.SearchStrategy[Json]:
 
     def one(t: registry.ToolVersion) -> st.SearchStrategy[Json]:
         fields = {f: s for f, s in optional.items() if f in t.definition_fields}
-        return _with_optional({"type": t.type, "name": t.name}, **fields)
+        base: Json = {"type": t.type, "name": t.name}
+        if t.family == "computer":  # the display is required (the SDK's BetaToolComputerUse*Param)
+            base.update(display_width_px=1024, display_height_px=768)
+        return _with_optional(base, **fields)
     return st.one_of(*(one(t) for t in builtins), custom_tool_definitions())
 
 
