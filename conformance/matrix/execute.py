@@ -189,8 +189,20 @@ def stop_columns(sig: int = signal.SIGTERM) -> int:
     return len(procs)
 
 
+def _never_started(log_path: Path) -> bool:
+    """Whether ``tooluse run`` exited 2 because a subject never started (its one-line error)."""
+    try:
+        return "did not start, so no check ran" in log_path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
 def _read_results(col: ColumnRun, results_path: Path, log_path: Path) -> None:
-    if col.exit_code == 2 or not results_path.is_file():
+    # Exit 2 is a usage error, or (issue 26) a subject that never started: that run still
+    # wrote its results, whose start failures the matrix marks (start) and leaves out of the
+    # review counts; only a usage error is the column's error.
+    never_started = col.exit_code == 2 and _never_started(log_path)
+    if (col.exit_code == 2 and not never_started) or not results_path.is_file():
         col.status = "error"
         col.reason = (f"tooluse run exited with status {col.exit_code}: {_error_line(log_path)}")
         return
