@@ -55,7 +55,8 @@ _HIDDEN = textwrap.dedent("""
             del sys.modules[name]
     module = importlib.import_module(MODULE)
     try:
-        getattr(module, FACTORY)(Path(tempfile.mkdtemp()))
+        with tempfile.TemporaryDirectory() as where:  # nothing left behind (issue 26)
+            getattr(module, FACTORY)(Path(where))
     except Exception as e:
         print(json.dumps({"type": type(e).__name__, "message": str(e)}))
     else:
