@@ -85,9 +85,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     everything = sorted(p.name for p in own.iterdir() if p.name != "hypothesis")
     # Fails the session: what the suite itself leaves (its tooluse-* directories) and anything
-    # new in the checkout. Reported, not failed: anonymous tmp* names and nested pytest runs'
-    # pytest-of-* (seen in every full run: 9-10 tmp* directories whose makers are not found yet,
-    # see the issue 26 note); they go with the directory below, so nothing stays on disk.
+    # new in the checkout. Reported, not failed: other names, such as nested pytest runs'
+    # pytest-of-* (their --basetemp is not under their tmp_path yet, see the issue 26 note);
+    # they go with the directory below, so nothing stays on disk.
     left = [n for n in everything if n.startswith("tooluse-")]
     unowned = [n for n in everything if n not in left]
     new = sorted(_checkout_entries() - set(_LITTER["checkout"]))  # type: ignore[arg-type]
