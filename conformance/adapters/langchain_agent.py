@@ -21,25 +21,11 @@ import os
 import sys
 from typing import Any
 
+from conformance.adapters._loop_params import opening_prompt, recorded_result
+
 CODE_EXECUTION = "code_execution_20260120"
 DESCRIBE = {"matching": "tolerant",
             "variants": {"client_tool": "custom", "code_execution": CODE_EXECUTION}}
-
-
-def _prompt(params: dict[str, Any]) -> str:
-    content = params["messages"][0]["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-
-
-def _recorded(doc: dict[str, Any], name: str, tool_input: Any) -> str:
-    for call in doc.get("tool_results_by_call") or []:
-        if call["name"] == name and call["input"] == tool_input:
-            content = call["content"]
-            return content if isinstance(content, str) else json.dumps(content)
-    return "ok"
-
 
 def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
     from langchain.agents import create_agent
@@ -53,7 +39,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
             name = str(t["name"])
 
             def call(_name: str = name, **kwargs: Any) -> str:
-                return _recorded(doc, _name, kwargs)
+                return recorded_result(doc, _name, kwargs)
 
             extras = {"allowed_callers": t["allowed_callers"]} if t.get("allowed_callers") else None
             tools.append(StructuredTool.from_function(
@@ -75,7 +61,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
                           max_tokens=params.get("max_tokens", 1024),
                           streaming=bool(params.get("stream")), **options)
     agent = create_agent(model, tools=tools)
-    return agent.invoke({"messages": [{"role": "user", "content": _prompt(params)}]})
+    return agent.invoke({"messages": [{"role": "user", "content": opening_prompt(params)}]})
 
 
 def main() -> int:

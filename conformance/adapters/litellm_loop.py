@@ -19,25 +19,11 @@ import os
 import sys
 from typing import Any
 
+from conformance.adapters._loop_params import opening_prompt, recorded_result
+
 CODE_EXECUTION = "code_execution_20250825"
 DESCRIBE = {"matching": "tolerant",
             "variants": {"client_tool": "custom", "code_execution": CODE_EXECUTION}}
-
-
-def _prompt(params: dict[str, Any]) -> str:
-    content = params["messages"][0]["content"]
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-
-
-def _recorded(doc: dict[str, Any], name: str, tool_input: Any) -> str:
-    for call in doc.get("tool_results_by_call") or []:
-        if call["name"] == name and call["input"] == tool_input:
-            content = call["content"]
-            return content if isinstance(content, str) else json.dumps(content)
-    return "ok"
-
 
 def _tools(params: dict[str, Any]) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
@@ -59,7 +45,7 @@ def _tools(params: dict[str, Any]) -> list[dict[str, Any]]:
 def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
     import litellm
 
-    messages: list[dict[str, Any]] = [{"role": "user", "content": _prompt(params)}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": opening_prompt(params)}]
     tools = _tools(params)
     stream = bool(params.get("stream"))
     extra: dict[str, Any] = {}
@@ -81,7 +67,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
             for call in message.tool_calls:
                 arguments = json.loads(call.function.arguments or "{}")
                 messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": _recorded(doc, call.function.name, arguments)})
+                                 "content": recorded_result(doc, call.function.name, arguments)})
             continue
         return response
     raise RuntimeError("more than 20 steps")
