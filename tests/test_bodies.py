@@ -242,6 +242,7 @@ def test_an_agent_loop_reuses_the_resent_messages_and_sees_every_edit(data: st.D
     system = "s"
     prev_head: str | None = None  # the text up to the end of the last parsed body's last message
     prev_n = 0
+    prev_texts: list[str] = []
     for _ in range(data.draw(st.integers(3, 12), "steps")):
         op = data.draw(OPS)
         edited: int | None = None
@@ -289,9 +290,12 @@ def test_an_agent_loop_reuses_the_resent_messages_and_sees_every_edit(data: st.D
         if op in ("append", "resend") and prev_head and head.startswith(prev_head):
             assert got.reused == prev_n > 0
         if edited is not None:
-            assert got.reused <= edited
+            # An edit can make the message equal to what the previous body sent there (after an
+            # "other" body, 1.0 -> true can match it byte for byte): then reusing it is right.
+            assert got.reused <= edited or got.texts[edited] == prev_texts[edited], (got.reused, edited)
             assert repr(got.body["messages"][edited]) == repr(conv[edited])
         prev_head, prev_n = (head, len(got.texts)) if head and got.texts else (None, 0)
+        prev_texts = list(got.texts)
 
 
 def test_an_agent_loop_reuses_every_resent_message() -> None:
