@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 from simulator.sources import Source
 
+from .basis import BASES, Basis
+
 
 class Severity(StrEnum):
     MUST = "MUST"
@@ -76,12 +78,25 @@ class Check:
     def applies(self, tool_type: str) -> bool:
         return tool_type in self.applies_to
 
+    @property
+    def basis(self) -> Basis | None:
+        """The sentence of the source the check rests on (:mod:`conformance.basis`)."""
+        return BASES.get(self.id)
+
+    def basis_json(self) -> dict[str, Any]:
+        """:meth:`Basis.to_json` for this check's source document (empty without a basis)."""
+        b = self.basis
+        return b.to_json(self.source.document) if b else {}
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id, "family": self.family, "severity": self.severity.value,
             "applies_to": sorted(self.applies_to), "source": self.source.cite_json(),
             "statement": self.statement,
         }
+        if self.basis:
+            out["basis"] = self.basis_json()
+        return out
 
 
 CATALOG: dict[str, Check] = {}

@@ -23,20 +23,43 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _basis(c: Check) -> str:
+    """The sentence the check rests on, in English with the original beside it, and its rule."""
+    b = c.basis_json()
+    parts = []
+    if b.get("original"):
+        parts.append(f"\u201c{_quote(b['english'])}\u201d")
+        if b["language"] != "English":
+            parts.append(f"({b['language']}: \u201c{_quote(b['original'])}\u201d)")
+    if b.get("rule"):
+        head = "<br>beyond the sentence" if parts else "no sentence states it"
+        parts.append(f"{head}: {_cell(b['rule'])}")
+    return " ".join(parts)
+
+
+def _quote(text: str) -> str:
+    """A quoted sentence as written: a ``*`` outside code spans is not emphasis."""
+    spans = _cell(text).split("`")
+    return "`".join(s if i % 2 else s.replace("*", "\\*") for i, s in enumerate(spans))
+
+
 def _row(c: Check) -> str:
-    return f"| `{c.id}` | {c.severity} | {_cell(c.statement)} | {_cell(c.source.cite())} |"
+    return (f"| `{c.id}` | {c.severity} | {_cell(c.statement)} | {_cell(c.source.cite())} | "
+            f"{_basis(c)} |")
 
 
 def render() -> str:
-    """The generated section: per family, every check with its level, statement and source."""
+    """The generated section: per family, every check with its level, statement, source and
+    the sentence it rests on (quoted from the source, in English with the original beside it)."""
     lines = [BEGIN, ""]
     checks = sorted(CATALOG.values(), key=lambda c: c.id)
     counts = {lvl: sum(c.severity == lvl for c in checks) for lvl in ("MUST", "SHOULD", "INFO")}
     lines.append(f"{len(checks)} checks: " + ", ".join(f"{n} {lvl}" for lvl, n in counts.items())
                  + ".")
     for family in sorted({c.family for c in checks}):
-        lines += ["", f"### {family}", "", "| check | level | statement | source |",
-                  "| --- | --- | --- | --- |"]
+        lines += ["", f"### {family}", "",
+                  "| check | level | statement | source | rests on |",
+                  "| --- | --- | --- | --- | --- |"]
         lines += [_row(c) for c in checks if c.family == family]
     lines += ["", END]
     return "\n".join(lines)

@@ -92,7 +92,8 @@ def test_checks_listing(capsys) -> None:
     assert main(["checks", "--json", "--family", "bash"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.")}
-    assert set(rows[0]) == {"id", "family", "severity", "applies_to", "source", "statement"}
+    assert set(rows[0]) == {"id", "family", "severity", "applies_to", "source", "statement", "basis"}
+    assert rows[0]["basis"]["language"] == "Korean" and rows[0]["basis"]["english"]
 
 
 def test_progress_goes_to_stderr_and_quiet_silences_it(

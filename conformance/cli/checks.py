@@ -1,4 +1,5 @@
-"""``tooluse checks``: list the check catalog (id, severity, tool types, source, statement)."""
+"""``tooluse checks``: list the check catalog (id, severity, tool types, source, the sentence
+it rests on, statement)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     import conformance.checks  # noqa: F401  (registers every check)
+    from conformance.basis import basis_lines
     from conformance.catalog import CATALOG
 
     checks = sorted(CATALOG.values(), key=lambda c: c.id)
@@ -46,5 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{c.id}  [{c.severity}]  {c.statement}")
         print(f"    applies to: {types}")
         print(f"    source: {c.source.cite()}")
+        for line in basis_lines(c.basis_json()):
+            print(f"    {line}")
     print(f"{len(checks)} checks")
     return 0

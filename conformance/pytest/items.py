@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conformance import runner
+from conformance.basis import basis_lines
 from conformance.catalog import Check, Severity
 from conformance.errors import UsageError
 from conformance.options import subject_entries, subject_from_option, unique_names
@@ -116,7 +117,8 @@ class ConformanceItem(pytest.Item):
 def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
-             f"  requirement: {check.statement}", f"  source: {check.source}",
+             f"  requirement: {check.statement}", f"  source: {check.source.cite()}",
+             *[f"  {line}" for line in basis_lines(check.basis_json())],
              f"  {r.message}"]
     if r.rejudged:
         from conformance.results import rejudged_note

@@ -55,6 +55,27 @@ def _source_html(src: dict[str, Any]) -> str:
     return text
 
 
+def _basis_html(basis: dict[str, Any] | None) -> list[str]:
+    """The sentence the check rests on (English, the original beside it) and its rule."""
+    if not basis:
+        return []
+    out = []
+    if basis.get("original"):
+        original = ""
+        if basis.get("language", "English") != "English":
+            original = (f' <span class="muted">({_e(basis["language"])} original: '
+                        f'<q lang="{_e(_LANG.get(basis["language"], ""))}">'
+                        f'{_e(basis["original"])}</q>)</span>')
+        out.append(f'<p class="basis">Rests on: <q>{_e(basis["english"])}</q>{original}</p>')
+    if basis.get("rule"):
+        head = "Beyond the sentence" if out else "Rests on no sentence"
+        out.append(f'<p class="basis muted">{head}: {_e(basis["rule"])}</p>')
+    return out
+
+
+_LANG = {"Indonesian": "id", "French": "fr", "Korean": "ko"}
+
+
 def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
              rerun: str = "") -> str:
     known = is_known(r, verdict)
@@ -70,6 +91,7 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
         src = r.get("source") or {}
         cite = (f' <span class="muted">(source: {_source_html(src)})</span>' if src else "")
         parts.append(f"<p><em>{_e(r['statement'])}</em>{cite}</p>")
+        parts += _basis_html(r.get("basis"))
     if r.get("message"):
         # Wrapped text, not a scrolling box: the message is the first thing to read.
         parts.append(f'<p class="message">{_e(r["message"])}</p>')

@@ -16,6 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from conformance.basis import basis_lines
 from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
@@ -41,6 +42,7 @@ def _details(r: dict[str, Any], rerun: str = "") -> str:
             from simulator.sources import cite_json_text
 
             lines.append(f"Source: {cite_json_text(r['source'])}")
+        lines += [line[:1].upper() + line[1:] for line in basis_lines(r.get("basis"))]
     if r.get("received") is not None or r.get("documented") is not None:
         lines.append(f"Received: {format_value(r.get('received'))}")
         lines.append(f"Documented: {format_value(r.get('documented'))}")

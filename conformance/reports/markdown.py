@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from conformance.basis import basis_lines
 from conformance.results import rejudged_note
 from simulator.sources import cite_json_text
 
@@ -63,6 +64,10 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
         src = r.get("source") or {}
         cite = f" (source: {cite_json_text(src)})" if src else ""
         out += [f"> {r['statement']}{cite}", ""]
+        basis = basis_lines(r.get("basis"))
+        if basis:
+            out += ["> " + "<br>".join(_text(x.strip()[:1].upper() + x.strip()[1:])
+                                       for x in basis), ""]
     if r.get("message"):
         out += [_text(r["message"].strip()), ""]
     if r.get("rejudged"):

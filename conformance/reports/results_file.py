@@ -84,7 +84,8 @@ def summarise(results: Iterable[dict[str, Any]], *, strict: bool, complete: bool
 
 
 def result_record(result: CheckResult) -> dict[str, Any]:
-    """A result as stored: the record plus the check's statement and source from the catalog."""
+    """A result as stored: the record plus the check's statement, source and basis from the
+    catalog."""
     d = result.to_json()
     d["received"] = _jsonable(d.get("received"))
     d["documented"] = _jsonable(d.get("documented"))
@@ -93,6 +94,8 @@ def result_record(result: CheckResult) -> dict[str, Any]:
     if check is not None:
         d["statement"] = check.statement
         d["source"] = check.source.cite_json()
+        if check.basis:
+            d["basis"] = check.basis_json()
     return d
 
 

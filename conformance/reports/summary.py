@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection
 from functools import partial
 from typing import Any, TextIO
 
+from conformance.basis import basis_lines
 from conformance.catalog import CATALOG
 from conformance.reports.render_common import reproducer_notes
 from conformance.reports.rerun import rerun_command
@@ -48,6 +49,8 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
             chk = CATALOG.get(r.check_id)
             if chk is not None:
                 print(f"      source:     {chk.source.cite()}", file=out)
+                for line in basis_lines(chk.basis_json()):
+                    print(f"      {line}", file=out)
             if r.received is not None:
                 print(f"      received:   {readable(r.received)}", file=out)
             if r.documented is not None:
