@@ -32,7 +32,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # before TMPDIR changes); virtual environments the tests build (~100 MB each) are removed at the
 # end whatever the outcome, and a passing test's tmp_path at once (tmp_path_retention_policy).
 # Hypothesis keeps its home (example database, caches) in that directory too, not in
-# .hypothesis/ of the checkout.
+# .hypothesis/ of the checkout. A pytest run a test starts in a subprocess passes
+# nested_pytest_args(tmp_path): its basetemp is under the test's tmp_path, not pytest-of-<user>
+# in this directory (tests/test_litter.py plants a leftover and sees the session fail).
 
 _LITTER: dict[str, object] = {}
 
@@ -54,6 +56,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["TMPDIR"] = str(own)
     tempfile.tempdir = None
     configuration.set_hypothesis_home_dir(own / "hypothesis" / "main")
+
+
+def nested_pytest_args(tmp_path: Path) -> list[str]:
+    """The options every pytest run a test starts (in a subprocess) passes: its own basetemp
+    under the test's ``tmp_path``, so it leaves no ``pytest-of-<user>`` in the session's
+    temporary directory. (``pytester`` sets one by itself.)"""
+    return ["-p", "no:cacheprovider", f"--basetemp={tmp_path / 'nested-basetemp'}"]
 
 
 def _checkout_entries() -> set[str]:
@@ -83,13 +92,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     own = _LITTER.get("tmp")
     if not isinstance(own, Path):
         return
-    everything = sorted(p.name for p in own.iterdir() if p.name != "hypothesis")
-    # Fails the session: what the suite itself leaves (its tooluse-* directories) and anything
-    # new in the checkout. Reported, not failed: other names, such as nested pytest runs'
-    # pytest-of-* (their --basetemp is not under their tmp_path yet, see the issue 26 note);
-    # they go with the directory below, so nothing stays on disk.
-    left = [n for n in everything if n.startswith("tooluse-")]
-    unowned = [n for n in everything if n not in left]
+    # Anything left fails the session, by name: the suite's own tooluse-* directories, anonymous
+    # tmp*, a nested pytest run's pytest-of-* (every nested run gets a --basetemp under its
+    # test's tmp_path: nested_pytest_args), and anything new in the checkout. It goes with the
+    # directory below either way, so nothing stays on disk.
+    left = sorted(p.name for p in own.iterdir() if p.name != "hypothesis")
     new = sorted(_checkout_entries() - set(_LITTER["checkout"]))  # type: ignore[arg-type]
     shutil.rmtree(own, ignore_errors=True)
     previous = _LITTER["previous"]
@@ -99,10 +106,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         os.environ["TMPDIR"] = str(previous)
     tempfile.tempdir = None
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if unowned and reporter is not None:
-        reporter.write("\n")
-        reporter.write_sep("-", f"left in the test run's temporary directory (removed, not "
-                                f"failed): {', '.join(unowned)}", yellow=True)
     if left or new:
         text = (f"litter: the test run left {', '.join(left)} in its temporary directory"
                 if left else "")

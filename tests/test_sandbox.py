@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import nested_pytest_args
 from hostile import TOOLUSE, survivors, wait_no_survivors
 
 from conformance.subjects import command_subject, sandbox
@@ -236,7 +237,7 @@ def test_nothing_survives_kill_9_of_the_run(tmp_path: Path, kind: str) -> None:
 def run_pytest(tmp_path: Path, *args: str,
                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", *nested_pytest_args(tmp_path),
                            "--rootdir", str(tmp_path), "-c", str(tmp_path / "pytest.ini"),
                            "--tooluse-bash", "reference-bash", "--tooluse-check",
                            "bash.output.roundtrip", *args], capture_output=True, text=True,
