@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,6 +114,30 @@ def test_progress_goes_to_stderr_and_quiet_silences_it(
     from conformance.reports.rerun import run_options
 
     assert run_options(["run", "--progress", "lines", "-q", "--timeout", "5"]) == ["--timeout", "5"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_shown_once_with_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--out`` the reports listener shows no progress of its own: one line per check in
+    ``lines`` mode, no rewritten bar drawn over it on a terminal (it was, and in CI logs every
+    counter line came twice)."""
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main(["run", "--bash", "reference-bash", "--check", "bash.session.cwd_persists",
+                 "bash.session.env_persists", "--out", str(tmp_path / "out"),
+                 "--progress", "lines"]) == 0
+    capsys.readouterr()
+    text = err.getvalue()
+    assert "\r" not in text and "\x1b" not in text, repr(text)
+    lines = [ln for ln in text.splitlines() if ln.startswith("[")]
+    assert sorted(ln.split()[3] for ln in lines) == [
+        "bash.session.cwd_persists", "bash.session.env_persists"], text
+    assert text.endswith("\n")
 
 
 def test_tooluse_fixtures_lists_the_corpus_with_what_each_shows(

@@ -218,6 +218,46 @@ def test_progress_shows_tokens_and_cost_so_far() -> None:
     assert "cost: give --price" in tokens_line(Budget(None), None)
 
 
+def test_progress_lines_follow_tooluse_runs_lines(tmp_path: Path) -> None:
+    """Issue 26, point 8: one plain line per scenario ended, ``[n/N]`` first as in ``tooluse run
+    --progress lines``, the same on a terminal as in a log (nothing rewritten in place, no
+    escape codes), every line ended by a newline, counts in words that agree with them."""
+    import io
+
+    from conformance.probe.drift import Finding
+    from conformance.probe.driver import Budget, Outcome
+    from conformance.probe.progress import ProgressLine
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    one = Outcome("probe_demo/messages/greeting", "m", status="completed", turns=1, requests=1,
+                  wall_seconds=0.42)
+    two = Outcome("probe_demo/custom/weather", "m", status="max_turns", turns=2, requests=3,
+                  retried=[{"status": 529}], wall_seconds=12.0,
+                  drift=[Finding("probe_demo/custom/weather", "new_field", "/x", "a field")])
+    outputs = []
+    for stream in (io.StringIO(), Terminal()):
+        line = ProgressLine(None, stream)
+        budget = Budget(None)
+        line(1, 2, one, budget)
+        line(2, 2, two, budget)
+        line.summary([one, two], budget, 0, tmp_path)
+        outputs.append(stream.getvalue())
+    log, terminal = outputs
+    assert log == terminal and log.endswith("\n") and "\r" not in log and "\x1b" not in log
+    first, second, summary = log.splitlines()
+    assert first.startswith("[1/2] completed  probe_demo/messages/greeting  1 turn, 1 request  "
+                            "0.4s | tokens 0 in")
+    assert second.startswith("[2/2] max_turns  probe_demo/custom/weather  2 turns, 3 requests, "
+                             "1 drift, 1 retried  12.0s | tokens")
+    assert summary.startswith("tooluse probe: 1 completed, 1 max_turns; 1 drift finding(s)")
+    quiet = io.StringIO()
+    ProgressLine(None, quiet, quiet=True)(1, 2, one, Budget(None))
+    assert quiet.getvalue() == ""
+
+
 def test_bash_runs_in_the_sandbox_where_it_works(tmp_path: Path) -> None:
     from conformance.subjects import sandbox
 

@@ -53,7 +53,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--scenario-header", choices=("auto", "on", "off"), default="auto",
                    help="send x-tooluse-scenario (the scenario id), which `tooluse serve "
                         "--model-mode` answers by; auto: on unless --base-url is the live API")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines (the summary line stays)")
     return p
 
 

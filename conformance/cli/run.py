@@ -170,7 +170,7 @@ def _reports_listener(args: argparse.Namespace) -> Any:
     except OSError as e:
         raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror}); "
                          "choose a writable directory") from None
-    return RunReports(args.out, baseline=baseline)
+    return RunReports(args.out, baseline=baseline, progress=False)  # run() shows the progress
 
 
 def _without_prefix(message: str) -> str:

@@ -1,5 +1,10 @@
-"""The probe's progress: one line per scenario ended (a bar, the scenario, tokens and cost so
-far), and a summary at the end."""
+"""The probe's progress on stderr: one line per scenario ended, as ``tooluse run --progress
+lines`` gives one per check (``[3/6] completed  probe_demo/custom/weather  2 turns, 2 requests
+1.2s | tokens 1,460 in, 167 out, 0 cache; $0.0069 so far``), and a summary at the end.
+
+The same plain lines on a terminal and elsewhere: a scenario is a whole conversation (seconds to
+minutes each, a few per run), so each gets its log line; nothing is rewritten in place, and
+every line ends with a newline."""
 
 from __future__ import annotations
 
@@ -10,7 +15,9 @@ from typing import TextIO
 from .driver import Budget, Outcome
 from .run import cost
 
-BAR_WIDTH = 20
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def tokens_line(budget: Budget, price: tuple[float, float] | None) -> str:
@@ -31,13 +38,14 @@ class ProgressLine:
     def __call__(self, done: int, total: int, outcome: Outcome, budget: Budget) -> None:
         if self.quiet:
             return
-        filled = BAR_WIDTH * done // max(total, 1)
-        bar = "#" * filled + "-" * (BAR_WIDTH - filled)
-        extra = f", {len(outcome.drift)} drift" if outcome.drift else ""
-        extra += f", {len(outcome.retried)} retried" if outcome.retried else ""
-        print(f"[{bar}] {done}/{total} {outcome.scenario}: {outcome.status} "
-              f"({outcome.turns} turns, {outcome.requests} requests{extra}) | "
-              f"{tokens_line(budget, self.price)}", file=self.stream, flush=True)
+        what = [_count(outcome.turns, "turn"), _count(outcome.requests, "request")]
+        if outcome.drift:
+            what.append(f"{len(outcome.drift)} drift")
+        if outcome.retried:
+            what.append(f"{len(outcome.retried)} retried")
+        print(f"[{done}/{total}] {outcome.status}  {outcome.scenario}  {', '.join(what)}  "
+              f"{outcome.wall_seconds:.1f}s | {tokens_line(budget, self.price)}",
+              file=self.stream, flush=True)
 
     def summary(self, outcomes: list[Outcome], budget: Budget, not_run: int, out: Path) -> None:
         counts = Counter(o.status for o in outcomes)
