@@ -8,8 +8,9 @@ rerun lines share.
   :class:`NameOption`, :func:`subject_entries`), bundled references looked up by name
   (:func:`subject_from_option`, :data:`AGENT_REFERENCES`), and the subjects they make
   (:func:`build_subjects`);
-- the sandbox and limit options (:func:`add_sandbox_options`, :func:`apply_sandbox_options`,
-  :func:`parse_size`).
+- the sandbox and limit options (:func:`add_sandbox_options`), interpreted once into the value
+  the run carries (:func:`confinement_of`, a
+  :class:`~conformance.subjects.launch.Confinement`), and :func:`parse_size`.
 
 Every problem is a :class:`~conformance.errors.UsageError` naming the option and the fix.
 """
@@ -17,7 +18,6 @@ Every problem is a :class:`~conformance.errors.UsageError` naming the option and
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,6 +26,7 @@ from conformance.errors import UsageError
 from conformance.reference import REFERENCE_SUBJECTS
 
 if TYPE_CHECKING:
+    from conformance.subjects.launch import Confinement
     from conformance.subjects.spec import Subject
 
 # The subjects' modules are imported when a subject is made, the sandbox's when the options are
@@ -109,11 +110,16 @@ def add_sandbox_options(p: argparse.ArgumentParser) -> None:
                         "there); 0 for none (default 512)")
 
 
-def apply_sandbox_options(args: argparse.Namespace) -> None:
-    """Check the options and hand them to the subjects' side (``TOOLUSE_*`` variables, as
-    ``--memory-limit``); ``--sandbox required`` without a working sandbox is a usage error."""
+def confinement_of(args: argparse.Namespace) -> Confinement:
+    """The run's sandbox mode and limits: ``--sandbox``, ``--pass-env``, ``--memory-limit``,
+    ``--cpu-limit``, ``--file-size-limit``, ``--process-limit`` over the environment's
+    ``TOOLUSE_*`` values (read once here; the run carries the value to every subject process, and
+    nothing is written to this process's environment). ``--sandbox required`` without a working
+    sandbox is a usage error."""
     from conformance.subjects import sandbox
+    from conformance.subjects.launch import Confinement
 
+    conf = Confinement.from_environ()
     names = list(getattr(args, "pass_env", None) or [])
     for name in names:
         if not name or "=" in name or not name.replace("_", "a").isalnum():
@@ -122,23 +128,29 @@ def apply_sandbox_options(args: argparse.Namespace) -> None:
             raise UsageError(f"--pass-env {name}: a credential never reaches a subject; give the "
                              "subject what it needs another way (a file in its case directory)")
     if names:
-        os.environ["TOOLUSE_PASS_ENV"] = ",".join(names)
-    for opt, var in (("cpu_limit", "TOOLUSE_CPU_LIMIT"), ("process_limit", "TOOLUSE_NPROC_LIMIT")):
+        conf = replace(conf, pass_env=tuple(names))
+    limits: dict[str, int | None] = {}
+    for opt, field in (("cpu_limit", "cpu"), ("process_limit", "processes")):
         value = getattr(args, opt, None)
         if value is not None:
             if value < 0:
                 raise UsageError(f"--{opt.replace('_', '-')} {value}: give 0 (no limit) or more")
-            os.environ[var] = str(value)
+            limits[field] = value or None
+    conf = replace(conf, cpu=limits.get("cpu", conf.cpu),
+                   processes=limits.get("processes", conf.processes))
     if getattr(args, "file_size_limit", None) is not None:
-        os.environ["TOOLUSE_FSIZE_LIMIT"] = str(parse_size(args.file_size_limit,
-                                                           "--file-size-limit"))
+        conf = replace(conf, file_size=parse_size(args.file_size_limit, "--file-size-limit")
+                       or None)
+    if getattr(args, "memory_limit", None) is not None:
+        conf = replace(conf, memory=parse_size(args.memory_limit) or None)
     if getattr(args, "sandbox", None) is not None:
-        os.environ["TOOLUSE_SANDBOX"] = args.sandbox
+        conf = replace(conf, mode=args.sandbox)
     try:
-        sandbox.active()
+        conf.status()
     except sandbox.SandboxUnavailable as e:
         raise UsageError(f"{e}; see docs/reliability.md (running without user namespaces)"
                          ) from None
+    return conf
 
 
 def parse_size(text: str, option: str = "--memory-limit") -> int:

@@ -54,6 +54,7 @@ from conformance.results import CheckResult, Outcome, RunInfo, RunListener, Subj
 from conformance.session import allow_spawn
 from conformance.subjects import forkserver, timing
 from conformance.subjects.host import accepts_keyword
+from conformance.subjects.launch import Confinement
 from conformance.subjects.process import (
     SubjectNotReady,
     SubjectStartError,
@@ -172,13 +173,16 @@ def unmatched_patterns(patterns: Iterable[str]) -> list[str]:
 
 def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
              tmp_root: Path | None = None,
-             startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> CheckResult:
+             startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+             confinement: Confinement | None = None) -> CheckResult:
     """Run one check against a fresh instance of the subject (made ready first: it has
-    ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call).
-    A failure that rests on a deadline is run again at once and judged by :func:`rejudge`."""
+    ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call),
+    confined as ``confinement`` says (the run's sandbox mode and limits; default: as the
+    environment says). A failure that rests on a deadline is run again at once and judged by
+    :func:`rejudge`."""
     def attempt() -> tuple[CheckResult, list[timing.Miss]]:
         return run_case_timed(subject, chk, timeout=timeout, tmp_root=tmp_root,
-                              startup_timeout=startup_timeout)
+                              startup_timeout=startup_timeout, confinement=confinement)
 
     first, misses = attempt()
     return rejudge(first, misses, attempt) if rests_on_time(first, misses) else first
@@ -186,12 +190,13 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
 
 def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
                    tmp_root: Path | None = None,
-                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                   confinement: Confinement | None = None
                    ) -> tuple[CheckResult, list[timing.Miss]]:
     """:func:`run_case` once, with the deadlines that passed during it (not judged again)."""
     with timing.collecting() as misses:
         result = _run_case(subject, chk, timeout=timeout, tmp_root=tmp_root,
-                           startup_timeout=startup_timeout)
+                           startup_timeout=startup_timeout, confinement=confinement)
     return result, misses
 
 
@@ -226,7 +231,7 @@ def _attempt(r: CheckResult, misses: Sequence[timing.Miss]) -> dict[str, Any]:
 
 
 def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Path | None,
-              startup_timeout: float) -> CheckResult:
+              startup_timeout: float, confinement: Confinement | None) -> CheckResult:
     start = time.monotonic()
     base: dict[str, Any] = dict(check_id=chk.id, subject=subject.name,
                                 tool_type=subject.tool_type, family=chk.family,
@@ -243,6 +248,8 @@ def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Pat
                                       "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
             if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
                 kwargs["start_timeout"] = startup_timeout
+            if confinement is not None and accepts_keyword(subject.open, "confinement"):
+                kwargs["confinement"] = confinement
             session = subject.open(workdir, **kwargs)
             # More instances for checks that need a fresh subject per example (the model check).
             allow_spawn(session, lambda wd: subject.open(wd, **kwargs),
@@ -367,13 +374,18 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         timeout: float = DEFAULT_TIMEOUT, strict: bool = False, jobs: int | None = None,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
         argv: Sequence[str] = (),
-        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> RunSummary:
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        confinement: Confinement | None = None) -> RunSummary:
     """Run every applicable check against every subject; see the module docstring.
+
+    ``confinement``: the sandbox mode and limits of every subject process of the run (default:
+    as the environment's ``TOOLUSE_*`` variables say, read once here).
 
     ``listeners`` are :class:`~conformance.results.RunListener` s (any subset of its methods) or
     plain callables taking each :class:`CheckResult`. They are called one at a time.
     """
     plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv)
+    confinement = confinement or Confinement.from_environ()
     hooks = list(listeners)
     lock = threading.Lock()
     # Interrupted (Ctrl-C, SIGTERM): subjects killed at once, cases cut short not reported.
@@ -395,7 +407,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
         try:
             r, misses = run_case_timed(case.subject, case.check, timeout=timeout,
-                                       tmp_root=root, startup_timeout=startup_timeout)
+                                       tmp_root=root, startup_timeout=startup_timeout,
+                                       confinement=confinement)
         except Exception as e:  # never lose the run over one case
             r, misses = _harness_error(case, e), []
         with lock:
@@ -410,7 +423,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     def again(case: Case) -> tuple[CheckResult, list[timing.Miss]]:
         try:
             return run_case_timed(case.subject, case.check, timeout=timeout, tmp_root=root,
-                                  startup_timeout=startup_timeout)
+                                  startup_timeout=startup_timeout, confinement=confinement)
         except Exception as e:
             return _harness_error(case, e), []
 

@@ -5,7 +5,6 @@ on loopback."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,14 +28,16 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> tuple[di
     workdir = tmp_path / "case"
     workdir.mkdir()
     run = WorkerRun(scenarios=[], workdir=workdir, tool_timeout=3.0)
-    argv, env, home = run._command_argv(PROBE)
+    proc, home = run._start(PROBE, {})
     try:
-        subprocess.run(argv, cwd=workdir, env=env, timeout=60, check=True)
+        assert proc.wait(60) == 0, proc.stderr.read() if proc.stderr else b""
         seen = dict(line.split("=", 1) for line in
                     (workdir / "env.txt").read_text().splitlines() if "=" in line)
         assert (workdir / "home.txt").read_text().strip() == "home-ok"
         assert seen["HOME"] == str(home)
     finally:
+        if proc.stderr is not None:
+            proc.stderr.close()
         if home is not None:
             import shutil
             shutil.rmtree(home, ignore_errors=True)

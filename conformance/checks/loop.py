@@ -106,7 +106,8 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     driven = corpus.CorpusPlan(tuple(runs), plan.excluded)
     outcomes = corpus.run_corpus(None, runs, jobs=CORPUS_JOBS,
                                  drive=lambda scenario: s.subject.drive(
-                                     scenario, s.workdir, start_timeout=s.start_timeout))
+                                     scenario, s.workdir, start_timeout=s.start_timeout,
+                                     confinement=s.confinement))
     verdict = corpus.verdict(driven, outcomes)
     skips = "; ".join(f"{kind} ({sum(kind in r.kinds for r in skipped)} cassettes): {why}"
                       for kind, why in declared.items())

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from typing import Any, TextIO, cast
 
 from conformance.cli import EXIT_USAGE
 from conformance.errors import UsageError
-from conformance.options import add_run_arguments, apply_sandbox_options, build_subjects, parse_size
+from conformance.options import add_run_arguments, build_subjects, confinement_of
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
                          "seconds")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    apply_sandbox_options(args)
+    confinement = confinement_of(args)
     subjects = build_subjects(args)
     bad = runner.unmatched_patterns(args.checks)
     if bad:
@@ -56,11 +55,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no check applies to these subjects ({kinds})"
                          + (f" with --check {' '.join(args.checks)}" if args.checks else "")
                          + "; see `tooluse checks --tool-type T`")
-    if args.memory_limit is not None:  # before the preflight: it starts the subjects too
-        os.environ["TOOLUSE_MEMORY_LIMIT"] = str(parse_size(args.memory_limit))
     from conformance.subjects.spec import preflight
 
-    preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT)
+    preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT, confinement=confinement)
     listeners: list[Any] = []
     reports = _reports_listener(args)
     if reports is not None:
@@ -81,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
                              timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
                              jobs=args.jobs, listeners=listeners,
                              startup_timeout=args.startup_timeout or runner.DEFAULT_STARTUP_TIMEOUT,
+                             confinement=confinement,
                              argv=getattr(args, "_argv", None) or sys.argv[1:])
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,

@@ -62,6 +62,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.subjects.launch import Confinement, SubjectStartError, launch_networked
 from simulator.matchers import Matcher
 
 from .run import API_KEY, Harness, LoopOutcome, scenario_deadline
@@ -126,9 +127,10 @@ def _streamed_input(response: dict[str, Any], index: Any) -> Any:
 
 def run_loop_command(command: str, scenario: LoopScenario, workdir: Path, *,
                      deadline: float | None = None, max_requests: int = 40,
-                     matching: str | Sequence[Matcher] = "exact") -> LoopOutcome:
-    """Run ``command`` through ``scenario`` against the simulation served on loopback."""
-    from conformance.subjects import sandbox
+                     matching: str | Sequence[Matcher] = "exact",
+                     confinement: Confinement | None = None) -> LoopOutcome:
+    """Run ``command`` through ``scenario`` against the simulation served on loopback,
+    confined as ``confinement`` says (the run's; default: as the environment says)."""
     from simulator.server import start_server
 
     harness = Harness(scenario, max_requests=max_requests, matching=matching)
@@ -140,17 +142,19 @@ def run_loop_command(command: str, scenario: LoopScenario, workdir: Path, *,
     params_path.write_text(json.dumps(params_document(harness), ensure_ascii=False, indent=1))
     base, stop_server = start_server(harness, threaded=True)
     first = harness.conversations[0] if harness.conversations else {}
-    argv, env, home = sandbox.networked_command(command, workdir, {
-        "TOOLUSE_LOOP_PARAMS": str(params_path), "TOOLUSE_SCENARIO": scenario.id,
-        "TOOLUSE_CONVERSATIONS": str(len(harness.conversations)),
-        "TOOLUSE_DEADLINE": f"{limit:g}", "TOOLUSE_MODEL": str(first.get("model", "")),
-        "TOOLUSE_PROMPT": first_prompt(first)}, prefix="tooluse-loop-home-")
-    env.update({"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": API_KEY})
+    extra = {"TOOLUSE_LOOP_PARAMS": str(params_path), "TOOLUSE_SCENARIO": scenario.id,
+             "TOOLUSE_CONVERSATIONS": str(len(harness.conversations)),
+             "TOOLUSE_DEADLINE": f"{limit:g}", "TOOLUSE_MODEL": str(first.get("model", "")),
+             "TOOLUSE_PROMPT": first_prompt(first)}
+    home: Path | None = None
     try:
         with tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err,
-                                    start_new_session=True)
+            started, home = launch_networked(
+                command, workdir, extra, granted={"ANTHROPIC_BASE_URL": base,
+                                                  "ANTHROPIC_API_KEY": API_KEY},
+                prefix="tooluse-loop-home-", label="the loop command", confinement=confinement,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+            proc = started.proc
             try:
                 proc.wait(limit)
             except subprocess.TimeoutExpired:
@@ -163,7 +167,8 @@ def run_loop_command(command: str, scenario: LoopScenario, workdir: Path, *,
                                   + (f": {text[-600:]}" if text else ""))
     finally:
         stop_server()
-        shutil.rmtree(home, ignore_errors=True)
+        if home is not None:
+            shutil.rmtree(home, ignore_errors=True)
     return harness.finish()
 
 
@@ -180,26 +185,31 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def describe(command: str, workdir: Path) -> tuple[dict[str, str], dict[str, str], str | None]:
+def describe(command: str, workdir: Path, confinement: Confinement | None = None
+             ) -> tuple[dict[str, str], dict[str, str], str | None]:
     """What ``command`` declares (``TOOLUSE_LOOP_DESCRIBE=1``): the checks not applicable to
     it, its variants (both empty when it declares nothing) and its matcher set (``matching``,
     as a callable's ``tooluse_matching``; None when not declared)."""
-    from conformance.subjects import sandbox
-
     workdir.mkdir(parents=True, exist_ok=True)
-    argv, env, home = sandbox.networked_command(command, workdir, {"TOOLUSE_LOOP_DESCRIBE": "1"},
-                                                prefix="tooluse-loop-home-")
     try:
-        out = subprocess.run(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                             capture_output=True, timeout=DESCRIBE_DEADLINE,
-                             start_new_session=True)
-    except (OSError, subprocess.TimeoutExpired):
+        started, home = launch_networked(
+            command, workdir, {"TOOLUSE_LOOP_DESCRIBE": "1"}, prefix="tooluse-loop-home-",
+            label="the loop command", confinement=confinement, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except SubjectStartError:
+        return {}, {}, None
+    proc = started.proc
+    try:
+        stdout, _ = proc.communicate(timeout=DESCRIBE_DEADLINE)
+    except subprocess.TimeoutExpired:  # as subprocess.run does
+        proc.kill()
+        proc.communicate()
         return {}, {}, None
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    if out.returncode != 0:
+    if proc.returncode != 0:
         return {}, {}, None
-    for line in reversed(out.stdout.decode("utf-8", "replace").splitlines()):
+    for line in reversed(stdout.decode("utf-8", "replace").splitlines()):
         try:
             doc = json.loads(line)
         except ValueError:

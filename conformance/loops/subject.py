@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.results import SubjectInfo
+from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import resolve_factory
 
 from .run import LoopOutcome, run_loop
@@ -43,11 +44,13 @@ class LoopSession:
     start_timeout: float = 0.0
     history: list[Any] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
+    #: The run's sandbox mode and limits for a loop command (default: the environment's).
+    confinement: Confinement | None = None
 
     def unsupported(self, scenario_id: str) -> str | None:
         """Why the check is not applicable to this loop (declared, or no recording of the
         scenario for the variant the loop declares), or None."""
-        unsupported, variants = self.subject.declared(self.workdir)
+        unsupported, variants = self.subject.declared(self.workdir, self.confinement)
         reason = unsupported.get(scenario_id)
         if reason:
             return str(reason)
@@ -57,14 +60,16 @@ class LoopSession:
 
     def scenario(self, scenario_id: str) -> LoopScenario:
         """The scenario as this loop runs it (the recording of its declared variant)."""
-        resolved = BY_ID[scenario_id].for_variants(self.subject.declared(self.workdir)[1])
+        resolved = BY_ID[scenario_id].for_variants(
+            self.subject.declared(self.workdir, self.confinement)[1])
         if isinstance(resolved, str):
             raise ValueError(f"{scenario_id}: {resolved}")
         return resolved
 
     def run(self, scenario_id: str) -> LoopOutcome:
         outcome = self.subject.drive(self.scenario(scenario_id), self.workdir,
-                                     start_timeout=self.start_timeout)
+                                     start_timeout=self.start_timeout,
+                                     confinement=self.confinement)
         self.history = list(outcome.requests)
         return outcome
 
@@ -94,7 +99,8 @@ class LoopSubject:
     def load(self) -> Any:
         return resolve_factory(self.spec)
 
-    def declared(self, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
+    def declared(self, workdir: Path, confinement: Confinement | None = None
+                 ) -> tuple[dict[str, str], dict[str, str]]:
         """What the loop declares: check id -> why it cannot express it
         (``tooluse_unsupported``), and its variants (``tooluse_variants``: ``client_tool``,
         ``code_execution``; :meth:`LoopScenario.for_variants`)."""
@@ -102,10 +108,10 @@ class LoopSubject:
         return (_strings(getattr(loop, "tooluse_unsupported", None)),
                 _strings(getattr(loop, "tooluse_variants", None)))
 
-    def drive(self, scenario: LoopScenario, workdir: Path, *,
-              start_timeout: float = 0.0) -> LoopOutcome:
+    def drive(self, scenario: LoopScenario, workdir: Path, *, start_timeout: float = 0.0,
+              confinement: Confinement | None = None) -> LoopOutcome:
         """One run of ``scenario`` (its own engine), within its deadline (a command's start-up
-        allowance ``start_timeout`` added)."""
+        allowance ``start_timeout`` added; ``confinement``: a command's sandbox and limits)."""
         from .run import scenario_deadline
 
         loop = self.load()
@@ -113,8 +119,10 @@ class LoopSubject:
                         deadline=start_timeout + scenario_deadline(scenario))
 
     def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
-             start_timeout: float = 0.0) -> LoopSession:
-        return LoopSession(self, workdir, timeout, start_timeout=start_timeout)
+             start_timeout: float = 0.0,
+             confinement: Confinement | None = None) -> LoopSession:
+        return LoopSession(self, workdir, timeout, start_timeout=start_timeout,
+                           confinement=confinement)
 
 
 def loop_subject(spec: str, *, name: str | None = None, matching: str | None = None) -> LoopSubject:
@@ -150,26 +158,28 @@ class LoopCommandSubject(LoopSubject):
     def load(self) -> Any:
         raise TypeError("a --loop-cmd subject is a program, not a Python callable")
 
-    def _described(self, workdir: Path) -> Description:
+    def _described(self, workdir: Path, confinement: Confinement | None) -> Description:
         from .command import describe
 
         if self.spec not in _DESCRIBED:
-            _DESCRIBED[self.spec] = describe(self.spec, workdir)
+            _DESCRIBED[self.spec] = describe(self.spec, workdir, confinement)
         return _DESCRIBED[self.spec]
 
-    def declared(self, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
-        unsupported, variants, _ = self._described(workdir)
+    def declared(self, workdir: Path, confinement: Confinement | None = None
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+        unsupported, variants, _ = self._described(workdir, confinement)
         return unsupported, variants
 
-    def drive(self, scenario: LoopScenario, workdir: Path, *,
-              start_timeout: float = 0.0) -> LoopOutcome:
+    def drive(self, scenario: LoopScenario, workdir: Path, *, start_timeout: float = 0.0,
+              confinement: Confinement | None = None) -> LoopOutcome:
         from .command import run_loop_command
         from .run import scenario_deadline
 
-        declared = self._described(workdir)[2]
+        declared = self._described(workdir, confinement)[2]
         return run_loop_command(self.spec, scenario, workdir / _case_dir(scenario.id),
                                 matching=self.matching or declared or "exact",
-                                deadline=start_timeout + scenario_deadline(scenario))
+                                deadline=start_timeout + scenario_deadline(scenario),
+                                confinement=confinement)
 
 
 def _case_dir(scenario_id: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
-from conformance.subjects import sandbox
+from conformance.subjects.launch import launch
 from simulator.secrets import SECRET_ENV
 
 from .scenarios import ProbeScenario, input_of
@@ -35,25 +35,21 @@ from .scenarios import ProbeScenario, input_of
 BASH_TIMEOUT = 30.0
 
 
-def command_env(workdir: Path) -> dict[str, str]:
-    """The environment of the probe's bash: the allow-list, HOME and TMPDIR in ``workdir``."""
-    home, tmp = workdir / ".home", workdir / ".tmp"
-    home.mkdir(exist_ok=True)
-    tmp.mkdir(exist_ok=True)
-    env = sandbox.subject_env(os.environ, {"HOME": str(home), "TMPDIR": str(tmp)})
-    return {k: v for k, v in env.items() if not SECRET_ENV.search(k)}
-
-
 class _ProbeBashSession(BashSession):
     def start(self) -> None:
-        argv = ["/bin/bash", "--noprofile", "--norc"]
-        st = sandbox.active()
-        if st.active:
-            argv = sandbox.wrap(argv, st, writable=[self.workdir], chdir=self.workdir)
-        self.process = subprocess.Popen(
-            argv, cwd=self.workdir, env=command_env(self.workdir),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        """The probe's bash, launched as a subject is: the allow-list of the environment (and no
+        name that looks like a secret), HOME and TMPDIR in the working directory, the sandbox
+        where it works (as the environment's ``TOOLUSE_SANDBOX`` says)."""
+        workdir = Path(self.workdir)
+        home, tmp = workdir / ".home", workdir / ".tmp"
+        home.mkdir(exist_ok=True)
+        tmp.mkdir(exist_ok=True)
+        self.process = launch(
+            ["/bin/bash", "--noprofile", "--norc"], cwd=workdir,
+            env={"HOME": str(home), "TMPDIR": str(tmp)},
+            environ={k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)},
+            writable=[workdir], label="the probe's bash", stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT).proc
 
 
 class _ProbeBash(BashTool):

@@ -17,11 +17,13 @@ from conformance.basis import basis_lines
 from conformance.catalog import Check, Severity
 from conformance.errors import UsageError
 from conformance.options import subject_entries, subject_from_option, unique_names
+from conformance.pytest import CONFINEMENT
 from conformance.reports.rerun import rerun_command
 from conformance.reports.summary import readable
 from conformance.results import CheckResult, Outcome
 from conformance.runner import DEFAULT_TIMEOUT, run_case
 from conformance.subjects.host import accepts_keyword
+from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import Subject, command_subject, preflight
 
 # The options (--tooluse-bash, ...) are declared in conformance.pytest.plugin, which imports this
@@ -60,11 +62,12 @@ class ConformanceCollector(pytest.Collector):
 
 class ConformanceItem(pytest.Item):
     def __init__(self, *, subject: Subject, check: Check, timeout: float, strict: bool,
-                 startup_timeout: float | None = None,
+                 startup_timeout: float | None = None, confinement: Confinement | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.subject, self.check, self.timeout, self.strict = subject, check, timeout, strict
         self.startup_timeout = startup_timeout
+        self.confinement = confinement
         self.add_marker(pytest.mark.tooluse)
         self.user_properties.append(("severity", check.severity.value))
 
@@ -72,7 +75,7 @@ class ConformanceItem(pytest.Item):
         kwargs: dict[str, Any] = {"timeout": self.timeout}
         if self.startup_timeout is not None and accepts_keyword(run_case, "startup_timeout"):
             kwargs["startup_timeout"] = self.startup_timeout
-        result = run_case(self.subject, self.check, **kwargs)
+        result = run_case(self.subject, self.check, confinement=self.confinement, **kwargs)
         self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
         self.user_properties.append(("outcome", result.outcome.value))
         if result.rejudged:  # a failure on time, run again at once: both timings, never silent
@@ -147,7 +150,8 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
 
     try:  # a mistyped command: one usage error, not a failure per item
         preflight(subjects,
-                  timeout=config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT)
+                  timeout=config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT,
+                  confinement=config.stash.get(CONFINEMENT, None))
     except UsageError as e:
         raise pytest.UsageError(f"tooluse: {e}") from None
 
@@ -163,4 +167,5 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
             items.append(ConformanceItem.from_parent(
                 parent, name=f"{chk.id}[{subject.name}]", subject=subject, check=chk,
                 timeout=timeout, strict=strict,
-                startup_timeout=config.getoption("--tooluse-startup-timeout")))
+                startup_timeout=config.getoption("--tooluse-startup-timeout"),
+                confinement=config.stash.get(CONFINEMENT, None)))

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from conformance.pytest import CONFINEMENT
+
 # Nothing else of the suite is imported until a --tooluse-* option asks for it: the plugin loads
 # in every pytest run of an environment it is installed in.
 
@@ -94,12 +96,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
     sandbox, pass_env = (config.getoption("--tooluse-sandbox", None),
                          config.getoption("--tooluse-pass-env", None))
-    if sandbox or pass_env:  # handed to the subjects' side as `tooluse run` does
+    if sandbox or pass_env:  # the run's confinement, as `tooluse run` makes it
         from conformance.errors import UsageError
-        from conformance.options import apply_sandbox_options
+        from conformance.options import confinement_of
 
         try:
-            apply_sandbox_options(argparse.Namespace(sandbox=sandbox, pass_env=pass_env))
+            config.stash[CONFINEMENT] = confinement_of(
+                argparse.Namespace(sandbox=sandbox, pass_env=pass_env))
         except UsageError as e:
             raise pytest.UsageError(f"tooluse: {e}") from None
     if config.getoption("--tooluse-out", None):

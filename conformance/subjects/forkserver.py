@@ -21,7 +21,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
+from conformance.subjects.launch import Confinement, SubjectStartError, launch
 from conformance.subjects.timing import Patience, process_starvation
 
 
@@ -88,12 +88,14 @@ class ForkServer:
     writable; it is then started at its first :meth:`spawn`, when that directory is known."""
 
     def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float,
-                 box: sandbox.Status | None = None) -> None:
+                 box: sandbox.Status | None = None,
+                 confinement: Confinement | None = None) -> None:
         self.lock = threading.Lock()
         #: Every subject pid forked so far (what is below the server and not in here is an
         #: orphan a subject left: the server is a subreaper).
         self.spawned: set[int] = set()
         self._argv, self._env, self._start_timeout = list(argv), dict(env), start_timeout
+        self._confinement = confinement or Confinement.from_environ(env)
         self.box = box if box is not None and box.active else None
         #: The run directory a sandboxed server may write in (None: not started yet).
         self.root: Path | None = None
@@ -122,24 +124,27 @@ class ForkServer:
     def _start(self, root: Path | None = None) -> None:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         argv = [*self._argv, "--fork-server", str(theirs.fileno())]
-        env = sandbox.subject_env(self._env)
-        if self.box is not None and root is not None:
+        boxed = self.box is not None and root is not None
+        # Under the sandbox: the run directory is writable, the decoys live in it and the
+        # overlays beside it; the host applies the limits to itself (and so to every case).
+        try:
+            started = launch(
+                argv, cwd=None, env={}, environ=self._env, confinement=self._confinement,
+                box=self.box if boxed else sandbox.Status(self._confinement.mode, False),
+                writable=[root] if root is not None else [], chdir=root,
+                decoys_in=root, overlays_in=root.parent if root is not None else None,
+                limits="shell" if boxed else "none", memory=False, label="the fork server",
+                watchdog=False,
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except SubjectStartError as e:
+            theirs.close()
+            raise ForkServerError(str(e)) from None
+        if boxed:
             self.root = root
-            decoys = Path(tempfile.mkdtemp(prefix="tooluse-decoys-", dir=root))
-            hide, self.hidden = sandbox.decoy_options(decoys)
-            self.decoy_atimes = sandbox.atimes(self.hidden)
-            if self.box.overlay:  # the run directory is writable: the overlays live beside it
-                self.scratch = Path(tempfile.mkdtemp(prefix="tooluse-overlay-", dir=root.parent))
-                overlays, self.uppers = sandbox.overlay_options(self.scratch)
-                hide = overlays + hide
-            limits = sandbox.ulimit_script(None, True)
-            env["TOOLUSE_SANDBOXED"] = "1"
-            argv = sandbox.wrap(["/bin/sh", "-c", f'{limits}exec "$@"', "sh", *argv], self.box,
-                                writable=[root], chdir=root, extra=hide)
-        self.proc = subprocess.Popen(
-            argv, pass_fds=(theirs.fileno(),),
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True)
+            self.hidden, self.decoy_atimes = started.hidden, started.decoys
+            self.uppers, self.scratch = started.uppers, started.scratch
+        self.proc = started.proc
         theirs.close()
         self._buf = b""
 
@@ -166,8 +171,9 @@ class ForkServer:
             raise ForkServerError(f"the subject factory failed: {hello.get('error')}")
         self.sock.settimeout(30.0)
         self.reaper_pid = self.proc.pid
-        if self.box is not None and sandbox.WATCHDOG.needed():
-            sandbox.WATCHDOG.watch(self.proc.pid)  # root: RLIMIT_NPROC does not hold
+        if self.box is not None and sandbox.WATCHDOG.needed(self._confinement.processes):
+            # root: RLIMIT_NPROC does not hold; watched once the server is up
+            sandbox.WATCHDOG.watch(self.proc.pid, self._confinement.processes)
         if self.box is not None:
             server = [p for p in descendants(self.proc.pid) if "--fork-server" in p.cmdline]
             if server:
@@ -281,14 +287,16 @@ _servers_lock = threading.Lock()
 
 
 def server_for(key: str, argv: list[str], env: Mapping[str, str],
-               start_timeout: float) -> ForkServer:
-    """The running fork server for ``key`` (started, or restarted if it died). Under the sandbox
-    it is started at its first case (:class:`ForkServer`)."""
-    box = sandbox.status()
+               start_timeout: float, confinement: Confinement | None = None) -> ForkServer:
+    """The running fork server for ``key`` and ``confinement`` (started, or restarted if it
+    died). Under the sandbox it is started at its first case (:class:`ForkServer`)."""
+    confinement = confinement or Confinement.from_environ(env)
+    box = confinement.status(notice=False)
+    key = f"{key} {confinement!r}"
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.running:
-            server = ForkServer(argv, env, start_timeout, box=box)
+            server = ForkServer(argv, env, start_timeout, box=box, confinement=confinement)
             _servers[key] = server
         return server
 

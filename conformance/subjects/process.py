@@ -18,20 +18,18 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from conformance.errors import ToolUseError
 from conformance.session import ToolResult
 from conformance.subjects import sandbox
-from conformance.subjects.forkserver import ForkServer, ForkServerError
+from conformance.subjects.forkserver import ForkServer
 from conformance.subjects.isolation import (
     Deadline,
     ProcInfo,
@@ -41,12 +39,12 @@ from conformance.subjects.isolation import (
     group_members,
     kill_group,
     kill_pids,
-    memory_limit,
     proc_info,
     process_table,
     processes_supported,
     still_alive,
 )
+from conformance.subjects.launch import Confinement, SubjectStartError, launch
 from conformance.subjects.timing import Miss, Patience, process_starvation, record
 
 #: A subject with this many processes at once is reported as a fork bomb.
@@ -59,10 +57,6 @@ _EOF = object()
 #: A subject still running this many times the close grace after its input was closed is a fault
 #: (it would never exit); one that exits between the grace and this is a note.
 NEVER_EXITS = 3
-
-
-class SubjectStartError(ToolUseError):
-    """The subject could not be started (its factory raised, or the command died at once)."""
 
 
 class SubjectNotReady(SubjectStartError):
@@ -113,7 +107,8 @@ class ProcessSession:
                  start_timeout: float = 20.0, label: str = "subject",
                  case_deadline: float | None = None,
                  options: Mapping[str, Any] | None = None,
-                 fork_server: ForkServer | None = None) -> None:
+                 fork_server: ForkServer | None = None,
+                 confinement: Confinement | None = None) -> None:
         self.workdir = workdir
         self.tool_type = tool_type
         self.timeout = timeout
@@ -134,89 +129,39 @@ class ProcessSession:
         self._case = Deadline(case_deadline)
         self._closed = False
         self._stderr: deque[bytes] = deque(maxlen=64)
-        case_env = dict(env or {})
-        case_env["TOOLUSE_WORKDIR"] = str(workdir)
-        case_env["TOOLUSE_TIMEOUT"] = f"{timeout:g}"
+        self._confinement = confinement or Confinement.from_environ()
+        case_env = {**(env or {}), "TOOLUSE_WORKDIR": str(workdir),
+                    "TOOLUSE_TIMEOUT": f"{timeout:g}"}
+        try:
+            box = self._confinement.status()
+        except sandbox.SandboxUnavailable as e:
+            raise SubjectStartError(str(e)) from None
+        if fork_server is not None and box.active and not fork_server.can_serve(workdir):
+            fork_server = None  # not under a run directory: one sandboxed host for this case
         # A HOME and TMPDIR of its own, next to the working directory and removed at close:
         # writes to ~ or $TMPDIR never reach the user's files (TOOLUSE_SANDBOX_HOME=0: keep them).
-        self._sandbox: Path | None = None
-        self._home: Path | None = None
-        if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
-            self._sandbox = Path(tempfile.mkdtemp(prefix="tooluse-home-", dir=workdir.parent))
-            self._home = self._sandbox / "home"
-            (self._sandbox / "tmp").mkdir()
-            self._home.mkdir()
-            case_env.update(HOME=str(self._home), TMPDIR=str(self._sandbox / "tmp"))
+        self._launch = launch(
+            argv, cwd=workdir, env=case_env, confinement=self._confinement, box=box,
+            writable=[workdir], private_in=workdir.parent, overlays_in=workdir.parent,
+            limits="shim", label=label, watch=True,
+            spawn=None if fork_server is None else partial(fork_server.spawn, str(workdir)),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._box = box
+        self._sandbox, self._home = self._launch.private, self._launch.home
         self._wrote_home = False
-        limit = memory_limit()
-        try:
-            self._box = sandbox.active()
-        except sandbox.SandboxUnavailable as e:
-            self._remove_sandbox()
-            raise SubjectStartError(str(e)) from None
-        if fork_server is not None and self._box.active and not fork_server.can_serve(workdir):
-            fork_server = None  # not under a run directory: one sandboxed host for this case
-        if self._box.active:
-            case_env["TOOLUSE_SANDBOXED"] = "1"
         #: What the subject tried outside its sandbox (or did, without one): the escape checks'
         #: findings, filled at close.
         self.escapes: list[str] = []
-        self._decoys: dict[Path, float] = {}
-        self._hidden: dict[Path, Path] = {}
-        self._scratch: Path | None = None
-        self._uppers: dict[Path, Path] = {}
-        self._written_before: set[str] = set()
-        self._outside = sandbox.Watch(credentials=True) if not self._box.active else None
         self._net_before: dict[str, int] = {}
-        self._leftovers: str | None = None  # the shim's tag for its report on stderr
-        env_out = sandbox.subject_env(os.environ, case_env)
-        if fork_server is None and shutil.which(argv[0]) is None:
-            self._remove_sandbox()  # the wrappers below would hide it: said as exec says it
-            raise SubjectStartError(f"cannot start {label}: no such program {argv[0]!r} (or not "
-                                    "executable)")
-        if fork_server is None:
-            limits = sandbox.ulimit_script(limit, self._box.active)
-            if self._box.active:
-                writable = [workdir] + ([self._sandbox] if self._sandbox is not None else [])
-                hide: list[str] = []
-                if self._box.overlay:  # outside every folder the subject may write in
-                    self._scratch = Path(tempfile.mkdtemp(prefix="tooluse-overlay-",
-                                                          dir=workdir.parent))
-                    hide, self._uppers = sandbox.overlay_options(self._scratch)
-                if self._sandbox is not None:
-                    (self._sandbox / "decoys").mkdir()
-                    decoys, self._hidden = sandbox.decoy_options(self._sandbox / "decoys")
-                    hide += decoys
-                    self._decoys = sandbox.atimes(self._hidden)
-                self._leftovers = f"tooluse-left-{os.urandom(8).hex()}"
-                argv = sandbox.wrap(sandbox.shim_argv(list(argv), limits, self._leftovers),
-                                    self._box,
-                                    writable=writable, chdir=workdir, extra=hide)
-            elif limits:
-                argv = ["/bin/sh", "-c", f'{limits}exec "$@"', "sh", *argv]
-        self.proc: Any
-        try:
-            if fork_server is not None:
-                self.proc = fork_server.spawn(str(workdir), env_out)
-            else:
-                self.proc = subprocess.Popen(
-                    list(argv), cwd=workdir, env=env_out,
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    start_new_session=True)
-        except (OSError, ForkServerError) as e:
-            self._remove_sandbox()
-            raise SubjectStartError(f"cannot start {label}: {e}") from e
-        if fork_server is not None and self._box.active:
+        self._leftovers = self._launch.leftovers  # the shim's tag for its report on stderr
+        self.proc: Any = self._launch.proc
+        if fork_server is not None and box.active:
             # Shared by every case of this subject: what it did since its sandbox started (a
             # factory acts before the case could take a snapshot).
-            self._hidden = fork_server.hidden
-            self._decoys = fork_server.decoy_atimes
-            self._uppers = fork_server.uppers
+            self._launch.hidden = fork_server.hidden
+            self._launch.decoys = fork_server.decoy_atimes
+            self._launch.uppers = fork_server.uppers
         self.pgid = self.proc.pid
-        self._watched = False
-        if self._box.active and fork_server is None and sandbox.WATCHDOG.needed():
-            sandbox.WATCHDOG.watch(self.proc.pid)  # root: RLIMIT_NPROC does not hold
-            self._watched = True
         leader = proc_info(self.proc.pid)
         self._leader_start = leader.start if leader is not None else None
         self._fork_server = fork_server
@@ -250,11 +195,7 @@ class ProcessSession:
                 raise
 
     def _remove_sandbox(self) -> None:
-        if self._sandbox is not None:
-            shutil.rmtree(self._sandbox, ignore_errors=True)
-        scratch = getattr(self, "_scratch", None)
-        if scratch is not None:
-            sandbox.remove_tree(scratch)
+        self._launch.cleanup()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -326,7 +267,7 @@ class ProcessSession:
         box = getattr(self, "_box", None)
         if box is None or not box.active:
             return ""
-        if self._watched:
+        if self._launch.watched:
             said = sandbox.WATCHDOG.tripped(self.proc.pid)
         else:
             said = self._fork_server.bomb if self._fork_server is not None else ""
@@ -596,7 +537,7 @@ class ProcessSession:
 
     def _count_processes(self, tracked: list[ProcInfo]) -> None:
         mine = {p.pid for p in tracked if p.pid != self.proc.pid}
-        limit = sandbox.nproc_limit() if self._box.active else None
+        limit = self._confinement.processes if self._box.active else None
         if len(mine) >= min(FORK_BOMB_PROCESSES, max(8, limit - 4) if limit else 1 << 30):
             self.escapes.append(f"fork bomb: {len(mine)} processes running at once"
                                 + (f" (held at the sandbox's process limit, {limit})"
@@ -605,7 +546,7 @@ class ProcessSession:
     def _observe_escapes(self, net_after: dict[str, int]) -> None:
         """Fill :attr:`escapes` (called at close)."""
         stopped = ""
-        if self._watched:
+        if self._launch.watched:
             stopped = sandbox.WATCHDOG.unwatch(self.proc.pid)
         elif self._fork_server is not None and self._box.active:
             stopped = self._fork_server.bomb
@@ -627,20 +568,7 @@ class ProcessSession:
             self.escapes.append(f"process outliving its case: {len(self.leaked)} left running "
                                 f"after close ({shown}); killed"
                                 + (" with the sandbox" if self._box.active else ""))
-        tried = sandbox.network_attempts(self._net_before, net_after)
-        if tried:
-            self.escapes.append(f"network: {tried} (the sandbox has no network)")
-        for decoy in sandbox.read_since(self._decoys):
-            real = self._hidden.get(decoy, decoy)
-            self.escapes.append(f"read a credential file outside its case directory: {real} "
-                                "(the sandbox gave it a decoy)")
-        written = sorted(sandbox.overlay_listing(self._uppers) - self._written_before)
-        if written:
-            self.escapes.append(f"wrote outside its case directory: {', '.join(written[:5])}"
-                                f"{', ...' if len(written) > 5 else ''} (kept out of the real "
-                                "folders by the sandbox)")
-        if self._outside is not None:
-            self.escapes.extend(self._outside.changes())
+        self.escapes.extend(self._launch.escapes(self._net_before, net_after))
 
     def _orphans(self) -> list[ProcInfo]:
         """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they

@@ -120,13 +120,20 @@ def nproc_limit() -> int | None:
     return _limit("TOOLUSE_NPROC_LIMIT", DEFAULT_NPROC_LIMIT)
 
 
-def ulimit_script(memory: int | None, sandboxed: bool) -> str:
+#: "Read the limit from the environment" (the subject host's side; the harness passes values).
+FROM_ENV = -1
+
+
+def ulimit_script(memory: int | None, sandboxed: bool, *, cpu: int | None = FROM_ENV,
+                  fsize: int | None = FROM_ENV, nproc: int | None = FROM_ENV) -> str:
     """``ulimit`` commands for ``/bin/sh`` applying the subject limits (``RLIMIT_NPROC`` only
     when ``sandboxed``; dash calls it ``-p``, bash ``-u``)."""
     parts = []
     if memory is not None:
         parts.append(f"ulimit -v {memory // 1024}")
-    cpu, fsize, nproc = cpu_limit(), fsize_limit(), nproc_limit()
+    cpu = cpu_limit() if cpu == FROM_ENV else cpu
+    fsize = fsize_limit() if fsize == FROM_ENV else fsize
+    nproc = nproc_limit() if nproc == FROM_ENV else nproc
     if cpu is not None:
         parts.append(f"ulimit -t {cpu}")
     if fsize is not None:
@@ -238,10 +245,10 @@ def _overlay_works(bwrap: str) -> bool:
             return False
 
 
-def active() -> Status:
+def active(mode: str | None = None) -> Status:
     """The sandbox status for subjects started now; ``auto`` without one prints a one-line notice
     (once per reason); ``required`` without one raises :class:`SandboxUnavailable`."""
-    st = status()
+    st = status(mode)
     if not st.active and st.mode == "required":
         raise SandboxUnavailable(f"--sandbox required: {st.reason}")
     if not st.active and st.mode == "auto" and st.reason not in _noticed:
@@ -253,8 +260,10 @@ def active() -> Status:
 
 # --- the bwrap command line ---------------------------------------------------------------------
 
-def base_options() -> list[str]:
-    return ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+def base_options(*, network: bool = False) -> list[str]:
+    """The namespaces and mounts of every sandbox (``network``: keep the harness's network)."""
+    return ["--unshare-user", "--unshare-pid", *([] if network else ["--unshare-net"]),
+            "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
 
@@ -387,11 +396,11 @@ class Watch:
 
 
 def wrap(argv: list[str], st: Status, *, writable: Iterable[Path], chdir: Path,
-         extra: Iterable[str] = ()) -> list[str]:
+         extra: Iterable[str] = (), network: bool = False) -> list[str]:
     """``argv`` under ``bwrap``: read-only root, then ``extra`` (overlays, decoys), then the
-    ``writable`` folders bound read-write."""
+    ``writable`` folders bound read-write (``network``: the harness's network, not none)."""
     assert st.bwrap is not None
-    opts = [st.bwrap, *base_options(), *extra]
+    opts = [st.bwrap, *base_options(network=network), *extra]
     for w in writable:
         opts += ["--bind", str(w), str(w)]
     opts += ["--chdir", str(chdir), "--"]
@@ -575,11 +584,11 @@ class ProcessWatchdog:
         self._thread: threading.Thread | None = None
 
     @staticmethod
-    def needed() -> bool:
-        return os.geteuid() == 0 and nproc_limit() is not None
+    def needed(limit: int | None = FROM_ENV) -> bool:
+        return os.geteuid() == 0 and (nproc_limit() if limit == FROM_ENV else limit) is not None
 
-    def watch(self, bwrap_pid: int) -> None:
-        limit = nproc_limit()
+    def watch(self, bwrap_pid: int, limit: int | None = FROM_ENV) -> None:
+        limit = nproc_limit() if limit == FROM_ENV else limit
         if limit is None:
             return
         with self._lock:
@@ -659,27 +668,3 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, onexc=again)
     else:
         shutil.rmtree(path, onerror=again)
-
-
-def networked_command(command: str, workdir: Path, extra: Mapping[str, str] | None = None, *,
-                      prefix: str = "tooluse-subject-home-") -> tuple[list[str], dict[str, str], Path]:
-    """``command`` under ``/bin/sh -c`` for a subject that reaches the simulation on loopback (a
-    ``--worker-cmd`` worker, a ``--loop-cmd`` loop): argv (in the sandbox when it is on), its
-    environment (the subjects' allow-list, no credential of the user's, a private HOME and
-    TMPDIR, ``TOOLUSE_WORKDIR``, then ``extra``) and the private HOME (the caller removes it).
-    In the sandbox it shares the host's network namespace; everything else is as for tool
-    subjects: read-only root, only its working directory and private HOME writable, own PID
-    namespace, no capabilities, gone with the run."""
-    import tempfile
-
-    st = active()
-    home = Path(tempfile.mkdtemp(prefix=prefix))
-    env = subject_env(os.environ, {"HOME": str(home), "TMPDIR": str(home),
-                                   "TOOLUSE_WORKDIR": str(workdir), **(extra or {})})
-    argv = ["/bin/sh", "-c", command]
-    if st.active:
-        assert st.bwrap is not None
-        opts = [o for o in base_options() if o != "--unshare-net"]
-        argv = [st.bwrap, *opts, "--bind", str(workdir), str(workdir),
-                "--bind", str(home), str(home), "--chdir", str(workdir), "--", *argv]
-    return argv, env, home

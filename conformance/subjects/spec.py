@@ -23,7 +23,8 @@ from conformance.errors import UsageError
 from conformance.results import SubjectInfo
 from conformance.subjects import forkserver
 from conformance.subjects.host import accepts_keyword, load_attr
-from conformance.subjects.process import ProcessSession, SubjectStartError
+from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.process import ProcessSession
 
 Kind = Literal["factory", "command"]
 
@@ -153,8 +154,10 @@ class Subject:
         return [sys.executable, "-m", "conformance.subjects.host"]
 
     def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
-             start_timeout: float = 20.0) -> ProcessSession:
-        """Start the subject for one test case (raises ``SubjectStartError``)."""
+             start_timeout: float = 20.0,
+             confinement: Confinement | None = None) -> ProcessSession:
+        """Start the subject for one test case, confined as ``confinement`` says (default: as
+        the environment says; raises ``SubjectStartError``)."""
         env = {f"TOOLUSE_{k.upper()}": str(v) for k, v in self.options.items()}
         server = None
         if self.kind == "factory":
@@ -166,14 +169,14 @@ class Subject:
                 try:
                     server = forkserver.server_for(
                         json.dumps([sys.executable, base]), self.argv(), {**os.environ, **base},
-                        start_timeout=start_timeout)
+                        start_timeout=start_timeout, confinement=confinement)
                 except forkserver.ForkServerError as e:
                     raise SubjectStartError(str(e)) from None
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
                               timeout=timeout, env=env, handshake=self.kind == "factory",
                               label=f"subject {self.name}", case_deadline=case_deadline,
                               options=self.options, fork_server=server,
-                              start_timeout=start_timeout)
+                              start_timeout=start_timeout, confinement=confinement)
 
 
 def factory_subject(spec: str, *, family: str, tool_type: str | None = None,
@@ -293,7 +296,7 @@ _NOT_FOUND = re.compile(r"not found|no such file|can't open file|cannot find mod
 
 
 def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
-              window: float = PREFLIGHT_WINDOW) -> None:
+              window: float = PREFLIGHT_WINDOW, confinement: Confinement | None = None) -> None:
     """Refuse a command subject that cannot start, before any check runs (``UsageError``).
 
     A script path that does not exist (``python tool.py`` with no ``tool.py``) is found without
@@ -303,7 +306,9 @@ def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
     with a nonzero status and a "not found"-like message is refused with what it printed. One
     still running is stopped: that costs ``window`` seconds once, whatever the number of
     subjects (they are started together). Other subjects (factories, workers, loops) pass.
+    ``confinement``: the run's (default: as the environment says).
     """
+    conf = confinement or Confinement.from_environ()
     commands = [s for s in subjects if isinstance(s, Subject) and s.kind == "command"]
     for s in commands:
         _missing_script(s)
@@ -312,7 +317,7 @@ def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(commands)) as pool:
-        problems = list(pool.map(lambda s: _start_once(s, timeout, window), commands))
+        problems = list(pool.map(lambda s: _start_once(s, timeout, window, conf), commands))
     for p in problems:
         if p:
             raise UsageError(p)
@@ -341,7 +346,7 @@ _SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl", "
                     ".sh", ".bash", ".jar", ".R"}
 
 
-def _start_once(s: Subject, timeout: float, window: float) -> str:
+def _start_once(s: Subject, timeout: float, window: float, conf: Confinement) -> str:
     """Start the command once and watch it for ``window`` seconds: a problem, or ``""``."""
     import signal
     import subprocess
@@ -351,23 +356,16 @@ def _start_once(s: Subject, timeout: float, window: float) -> str:
         root = Path(d)
         for sub in ("work", "home", "tmp"):
             (root / sub).mkdir()
-        from conformance.subjects import sandbox
-
         env = {**{f"TOOLUSE_{k.upper()}": str(v) for k, v in s.options.items()},
                "TOOLUSE_WORKDIR": str(root / "work"), "TOOLUSE_TIMEOUT": f"{timeout:g}"}
-        if os.environ.get("TOOLUSE_SANDBOX_HOME", "1") != "0":
+        if conf.private_home:
             env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
-        env = sandbox.subject_env(os.environ, env)  # as in a case: no credentials
-        argv = s.argv()
-        box = sandbox.status()
-        if box.active:  # started once as a case starts it: in the sandbox
-            argv = sandbox.wrap(argv, box, writable=[root], chdir=root / "work")
-        try:
-            proc = subprocess.Popen(argv, cwd=root / "work", env=env, stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    start_new_session=True)
-        except OSError as e:
-            return f"subject {s.name}: cannot start /bin/sh ({e})"
+        try:  # started once as a case starts it: in the sandbox, no credentials
+            proc = launch(s.argv(), cwd=root / "work", env=env, confinement=conf, notice=False,
+                          writable=[root], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE).proc
+        except SubjectStartError as e:
+            return f"subject {s.name}: cannot start /bin/sh ({e.__cause__ or e})"
         from conformance.subjects.timing import process_starvation, wait_until
 
         def gone() -> bool:

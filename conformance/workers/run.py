@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.subjects.host import accepts_keyword
+from conformance.subjects.launch import Confinement, launch_networked
 from conformance.subjects.timing import (
     MAX_ALLOWANCE,
     Miss,
@@ -50,7 +51,7 @@ def quiet_sdk_logs() -> None:
 
 class WorkerRun:
     def __init__(self, *, scenarios: Sequence[Scenario], workdir: Path, tool_timeout: float,
-                 lease_ttl_seconds: int = 90) -> None:
+                 lease_ttl_seconds: int = 90, confinement: Confinement | None = None) -> None:
         self.sim = ManagedAgentsSimulator()
         self.env = self.sim.create_environment("conformance", lease_ttl_seconds=lease_ttl_seconds)
         self.agent = self.sim.create_agent(DECLARATIONS, name="conformance-agent")
@@ -59,6 +60,8 @@ class WorkerRun:
             for sc in scenarios]
         self.workdir = workdir
         self.tool_timeout = tool_timeout
+        #: The run's sandbox mode and limits, for a worker command (default: the environment's).
+        self.confinement = confinement
         #: What went wrong with the worker itself (raised, exited), for the report.
         self.faults: list[str] = []
         self._stop_worker: Callable[[], None] | None = None
@@ -145,14 +148,10 @@ class WorkerRun:
         from simulator.server import start_server
 
         base, self._stop_server = start_server(self.sim, threaded=True)
-        argv, env, home = self._command_argv(command)
-        env.update({"ANTHROPIC_BASE_URL": base, "TOOLUSE_ENVIRONMENT_ID": self.env.id,
-                    "TOOLUSE_ENVIRONMENT_KEY": self.env.key,
-                    "ANTHROPIC_ENVIRONMENT_ID": self.env.id,
-                    "ANTHROPIC_ENVIRONMENT_KEY": self.env.key})
-        proc = subprocess.Popen(argv, cwd=self.workdir, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc, home = self._start(command, {
+            "ANTHROPIC_BASE_URL": base, "TOOLUSE_ENVIRONMENT_ID": self.env.id,
+            "TOOLUSE_ENVIRONMENT_KEY": self.env.key, "ANTHROPIC_ENVIRONMENT_ID": self.env.id,
+            "ANTHROPIC_ENVIRONMENT_KEY": self.env.key})
         self._worker_pid = proc.pid
 
         def stop() -> None:
@@ -178,13 +177,19 @@ class WorkerRun:
 
         self._stop_worker = stop
 
-    def _command_argv(self, command: str) -> tuple[list[str], dict[str, str], Path | None]:
-        """``command`` as :func:`conformance.subjects.sandbox.networked_command` starts it, with the tool
-        timeout in its environment."""
-        from conformance.subjects import sandbox
-
-        return sandbox.networked_command(command, Path(self.workdir), {
-            "TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}"}, prefix="tooluse-worker-home-")
+    def _start(self, command: str, extra: dict[str, str]) -> tuple[Any, Path]:
+        """Start ``command`` under ``/bin/sh -c``, in the sandbox when it is on: the subjects'
+        environment (no credential of the user's) with ``extra``, a private HOME and TMPDIR, the
+        tool timeout and the working directory. The worker shares the network namespace (it
+        reaches the simulation on loopback); everything else is as for tool subjects: read-only
+        root, only its working directory and private HOME writable, own PID namespace, no
+        capabilities, gone with the run. Returns the process and the HOME to remove."""
+        started, home = launch_networked(
+            command, Path(self.workdir), {"TOOLUSE_TOOL_TIMEOUT": f"{self.tool_timeout:g}"},
+            granted=extra, prefix="tooluse-worker-home-", confinement=self.confinement,
+            label="the worker command", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE)
+        return started.proc, home
 
     # -- observing ---------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from conformance.errors import UsageError
 from conformance.results import SubjectInfo
+from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import resolve_factory
 from simulator.managed_agents import Scenario
 
@@ -41,12 +42,14 @@ class WorkerSession:
     tool_type: str = TOOL_TYPE
     history: list[Any] = field(default_factory=list)
     _runs: list[WorkerRun] = field(default_factory=list)
+    #: The run's sandbox mode and limits for a worker command (default: the environment's).
+    confinement: Confinement | None = None
 
     def start(self, scenarios: Sequence[Scenario], *, lease_ttl_seconds: int = 90,
               tool_timeout: float | None = None) -> WorkerRun:
         run = WorkerRun(scenarios=scenarios, workdir=self.workdir,
                         tool_timeout=tool_timeout or self.timeout,
-                        lease_ttl_seconds=lease_ttl_seconds)
+                        lease_ttl_seconds=lease_ttl_seconds, confinement=self.confinement)
         self._runs.append(run)
         if self.subject.kind == "command":
             run.start_command(self.subject.spec)
@@ -82,9 +85,9 @@ class WorkerSubject:
     def load(self) -> Any:
         return resolve_factory(self.spec)
 
-    def open(self, workdir: Path, *, timeout: float,
-             case_deadline: float | None = None) -> WorkerSession:
-        return WorkerSession(self, workdir, timeout)
+    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
+             confinement: Confinement | None = None) -> WorkerSession:
+        return WorkerSession(self, workdir, timeout, confinement=confinement)
 
 
 def worker_subject(spec: str, *, name: str | None = None) -> WorkerSubject:
