@@ -109,9 +109,7 @@ class ProcessSession:
                  options: Mapping[str, Any] | None = None,
                  fork_server: ForkServer | None = None,
                  confinement: Confinement | None = None) -> None:
-        self.workdir = workdir
-        self.tool_type = tool_type
-        self.timeout = timeout
+        self.workdir, self.tool_type, self.timeout, self.label = workdir, tool_type, timeout, label
         self.history: list[dict[str, Any]] = []
         #: Subject faults seen by the harness (hang, exit, bad answer), in order.
         self.faults: list[str] = []
@@ -119,7 +117,9 @@ class ProcessSession:
         self.notes: list[str] = []
         #: Processes the subject left running after close (pid and command line).
         self.leaked: list[ProcInfo] | None = None
-        self.label = label
+        #: What the subject tried outside its sandbox (or did, without one): the escape checks'
+        #: findings, filled at close.
+        self.escapes: list[str] = []
         #: The subject's tool-definition options; each is also an attribute (``max_characters``).
         self.options = dict(options or {})
         for key, value in self.options.items():
@@ -127,49 +127,62 @@ class ProcessSession:
                 setattr(self, key, value)
         self._case_seconds = case_deadline
         self._case = Deadline(case_deadline)
-        self._closed = False
+        self._closed = self._wrote_home = False
         self._stderr: deque[bytes] = deque(maxlen=64)
+        self._net_before: dict[str, int] = {}
         self._confinement = confinement or Confinement.from_environ()
-        case_env = {**(env or {}), "TOOLUSE_WORKDIR": str(workdir),
-                    "TOOLUSE_TIMEOUT": f"{timeout:g}"}
+        self._start(argv, env or {}, fork_server)
+        self._enlist()
+        if handshake:
+            try:
+                self._handshake(start_timeout)
+            except BaseException:  # never started: nobody will close it
+                self._abandon()
+                raise
+
+    def _start(self, argv: Sequence[str], env: Mapping[str, str],
+               fork_server: ForkServer | None) -> None:
+        """Start the subject through :func:`~conformance.subjects.launch.launch`, confined as the
+        run says: a HOME and TMPDIR of its own next to the working directory, removed at close
+        (writes to ~ or $TMPDIR never reach the user's files; ``TOOLUSE_SANDBOX_HOME=0`` keeps
+        them), the limits, and under the sandbox its ``bwrap`` line. A factory's case is forked
+        by the run's fork server instead, when the server can serve this working directory."""
         try:
             box = self._confinement.status()
         except sandbox.SandboxUnavailable as e:
             raise SubjectStartError(str(e)) from None
-        if fork_server is not None and box.active and not fork_server.can_serve(workdir):
+        if fork_server is not None and box.active and not fork_server.can_serve(self.workdir):
             fork_server = None  # not under a run directory: one sandboxed host for this case
-        # A HOME and TMPDIR of its own, next to the working directory and removed at close:
-        # writes to ~ or $TMPDIR never reach the user's files (TOOLUSE_SANDBOX_HOME=0: keep them).
+        case_env = {**env, "TOOLUSE_WORKDIR": str(self.workdir),
+                    "TOOLUSE_TIMEOUT": f"{self.timeout:g}"}
         self._launch = launch(
-            argv, cwd=workdir, env=case_env, confinement=self._confinement, box=box,
-            writable=[workdir], private_in=workdir.parent, overlays_in=workdir.parent,
-            limits="shim", label=label, watch=True,
-            spawn=None if fork_server is None else partial(fork_server.spawn, str(workdir)),
+            argv, cwd=self.workdir, env=case_env, confinement=self._confinement, box=box,
+            writable=[self.workdir], private_in=self.workdir.parent,
+            overlays_in=self.workdir.parent, limits="shim", label=self.label, watch=True,
+            spawn=None if fork_server is None else partial(fork_server.spawn, str(self.workdir)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self._box = box
+        self._box, self._fork_server = box, fork_server
         self._sandbox, self._home = self._launch.private, self._launch.home
-        self._wrote_home = False
-        #: What the subject tried outside its sandbox (or did, without one): the escape checks'
-        #: findings, filled at close.
-        self.escapes: list[str] = []
-        self._net_before: dict[str, int] = {}
         self._leftovers = self._launch.leftovers  # the shim's tag for its report on stderr
         self.proc: Any = self._launch.proc
+        self.pgid = self.proc.pid
         if fork_server is not None and box.active:
             # Shared by every case of this subject: what it did since its sandbox started (a
             # factory acts before the case could take a snapshot).
             self._launch.hidden = fork_server.hidden
             self._launch.decoys = fork_server.decoy_atimes
             self._launch.uppers = fork_server.uppers
-        self.pgid = self.proc.pid
         leader = proc_info(self.proc.pid)
         self._leader_start = leader.start if leader is not None else None
-        self._fork_server = fork_server
         started = proc_info(self.proc.pid) if fork_server is not None else None
         self._start_ticks = started.start if started is not None else None
         self._pipes = {f"pipe:[{os.fstat(f.fileno()).st_ino}]"
                        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr)
                        if f is not None}
+
+    def _enlist(self) -> None:
+        """Count the session among the live ones (an interrupted run kills them all) and start
+        reading its output; refused, the subject killed, once the run is stopping."""
         with _live_lock:
             stopping = _stopping
             if not stopping:
@@ -184,15 +197,13 @@ class ProcessSession:
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
                                                daemon=True)
         self._stderr_reader.start()
-        if handshake:
-            try:
-                self._handshake(start_timeout)
-            except BaseException:  # never started: nobody will close it
-                self._kill()
-                self._remove_sandbox()
-                with _live_lock:
-                    _live.discard(self)
-                raise
+
+    def _abandon(self) -> None:
+        """A subject that never got through start-up: nobody will close it."""
+        self._kill()
+        self._remove_sandbox()
+        with _live_lock:
+            _live.discard(self)
 
     def _remove_sandbox(self) -> None:
         self._launch.cleanup()
