@@ -81,6 +81,20 @@ def cassette(*exchanges: dict[str, Any], id: str = "tests/inline", model: str = 
                            "exchanges": list(exchanges)}, f"<memory:{id}>")
 
 
+# The engine tests' two-turn conversation (tests/test_engine.py, tests/test_engine_deliberate.py):
+# a question, a get_weather call, its result, the answer.
+B1 = body([user("Weather in Paris?")], tools=[WEATHER])
+R1 = message([text("Checking."), tool_use("toolu_1")], "tool_use", id="msg_1")
+B2 = body([user("Weather in Paris?"), assistant(text("Checking."), tool_use("toolu_1")),
+           user(tool_result("toolu_1", "sunny, 21C"))], tools=[WEATHER])
+R2 = message([text("Sunny.")], id="msg_2")
+
+
+def two_turns(id: str = "tests/weather") -> Cassette:
+    """The two-turn conversation as one cassette."""
+    return cassette(exchange(B1, R1), exchange(B2, R2), id=id)
+
+
 #: What every API client sends (the SDK does): the engine answers a request without them 401/400
 #: (simulator.headers). The key is a placeholder.
 API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}

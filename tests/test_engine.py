@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from _simkit import (
     API_HEADERS,
+    B1,
+    B2,
     PTC_CE,
-    WEATHER,
+    R1,
     assistant,
     body,
     cassette,
@@ -20,6 +22,7 @@ from _simkit import (
     text,
     tool_result,
     tool_use,
+    two_turns,
     user,
 )
 from hypothesis import given, settings
@@ -29,16 +32,6 @@ from simulator.engine import Simulator
 from simulator.http import SimRequest, SimResponse
 from simulator.matchers import matchers_by_name
 from simulator.rules import ALL_RULES
-
-B1 = body([user("Weather in Paris?")], tools=[WEATHER])
-R1 = message([text("Checking."), tool_use("toolu_1")], "tool_use", id="msg_1")
-B2 = body([user("Weather in Paris?"), assistant(text("Checking."), tool_use("toolu_1")),
-           user(tool_result("toolu_1", "sunny, 21C"))], tools=[WEATHER])
-R2 = message([text("Sunny.")], id="msg_2")
-
-
-def two_turns(id: str = "tests/weather") -> Any:
-    return cassette(exchange(B1, R1), exchange(B2, R2), id=id)
 
 
 def test_serves_exchanges_in_order_with_request_id_and_content_type() -> None:

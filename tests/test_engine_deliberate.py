@@ -10,17 +10,21 @@ from typing import Any
 
 import anthropic
 from _simkit import (
+    B1,
+    B2,
+    R1,
+    R2,
     WEATHER,
     assistant,
     body,
     cassette,
     error_of,
     exchange,
-    message,
     post,
     text,
     tool_result,
     tool_use,
+    two_turns,
     user,
 )
 
@@ -31,11 +35,6 @@ from conformance.reference.loop import loop as reference_loop
 from simulator.engine import Simulator
 from simulator.routes import load_cassettes
 
-B1 = body([user("Weather in Paris?")], tools=[WEATHER])
-R1 = message([text("Checking."), tool_use("toolu_1")], "tool_use", id="msg_1")
-B2 = body([user("Weather in Paris?"), assistant(text("Checking."), tool_use("toolu_1")),
-           user(tool_result("toolu_1", "sunny, 21C"))], tools=[WEATHER])
-R2 = message([text("Sunny.")], id="msg_2")
 # The deliberate mistake: text before the tool_result (messages.tool_result.before_other_content).
 BAD = body([user("Weather in Paris?"), assistant(text("Checking."), tool_use("toolu_1")),
             user(text("here:"), tool_result("toolu_1", "sunny"))], tools=[WEATHER])
@@ -44,7 +43,7 @@ RULE = "messages.tool_result.before_other_content"
 
 
 def clean(id: str = "tests/clean") -> Any:
-    return cassette(exchange(B1, R1), exchange(B2, R2), id=id)
+    return two_turns(id)
 
 
 def corrected(id: str = "tests/a_reject_corrected") -> Any:
