@@ -15,6 +15,7 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,13 @@ def measure(smoke: bool = False) -> list[dict[str, Any]]:
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     argv += ["-n", "0", *SMOKE] if smoke else ["-n", "2"]
     load = os.getloadavg()
-    cpu0, t0 = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
-    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    # pytest's own directories in one removed at the end (not pytest-of-<user> in $TMPDIR, which
+    # is the test session's when tests/test_benchmarks.py runs this)
+    with tempfile.TemporaryDirectory(prefix="tooluse-bench-tests-") as tmp:
+        cpu0, t0 = _children_cpu(), time.perf_counter()
+        proc = subprocess.run([*argv, f"--basetemp={Path(tmp) / 'basetemp'}"],
+                              capture_output=True, text=True, cwd=ROOT)
+        wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     cpus = os.cpu_count() or 1
     return [{
         "section": "tests", "what": "the project's tests (nox -s tests: pytest -n 2 -q)"

@@ -99,7 +99,8 @@ def _pytest(workers: int, out: Path, smoke: bool) -> tuple[float, dict[str, Any]
         if smoke else []
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(out),
             "-c", str(out / "pytest.ini"), "-n", str(workers), *subjects, *checks,
-            "--tooluse-out", str(out / "results")]
+            "--tooluse-out", str(out / "results"),
+            f"--basetemp={out / 'basetemp'}"]  # inside out, not pytest-of-<user> in $TMPDIR
     (out / "pytest.ini").write_text("[pytest]\n")  # not the project's tests: the suite only
     seconds, proc = _timed(argv, cwd=out)
     doc = json.loads((out / "results" / "results.json").read_text())
