@@ -162,7 +162,12 @@ def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
     assert "| `bash.output.stdout_and_stderr` ⚑ | MUST | pass | **FAIL** | **FAIL** | " \
            "**FAIL** (start) | — | n/a | 3/4 |" in md
     assert "no python3.99" in md
+    # the flagged check's source as a user opens it, and the sentence it rests on (issue 26)
+    assert ("(source: PROTOCOL.md § 4. Bash tool: Semantics — https://platform.claude.com/docs/"
+            "en/agents-and-tools/tool-use/bash-tool)") in md
+    assert "> Rests on: \u201cReturn stdout and stderr combined in one `tool_result`.\u201d" in md
     html = (out / "matrix.html").read_text()
+    assert "rests on: \u201cReturn stdout and stderr combined in one `tool_result`.\u201d" in html
     assert html.count("<details>") >= 3  # every failing cell, and the flagged evidence
     assert "--check bash.output.stdout_and_stderr</code>" in html
     assert "<td class=n-a>n/a</td>" in html

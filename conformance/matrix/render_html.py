@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from conformance.matrix.model import REVIEW_LABEL
-from conformance.matrix.render_md import header_line, review_counts
+from conformance.matrix.render_md import basis_of_row, header_line, review_counts, source_text
 from conformance.reproducers import describe_reproduced
 
 _CSS = """
@@ -111,9 +111,8 @@ def render_html(doc: dict[str, Any]) -> str:
     for r in doc["checks"]:
         c = r["counts"]
         flag = " <span class=flag title=\"" + REVIEW_LABEL + "\">⚑</span>" if r["review"] else ""
-        src = r["source"]
-        title = escape(f"{r['statement']} (source: {src['document']}, "
-                       f"{src.get('title') or src['section']})")
+        rests = "\n".join(basis_of_row(r))
+        title = escape(f"{r['statement']} (source: {source_text(r)})" + (f"\n{rests}" if rests else ""))
         rows.append(f"<tr class=\"{'review' if r['review'] else ''}\"><td title=\"{title}\">"
                     f"<code>{escape(r['id'])}</code>{flag}</td><td>{r['severity']}</td>"
                     + "".join(_cell(r["cells"][n]) for n in names)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.matrix.model import REVIEW_LABEL
+from conformance.basis import basis_lines
+from conformance.matrix.model import REVIEW_LABEL, catalog
+from simulator.sources import cite_json_text
 
 MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR",
         "incomplete": "incomplete", "n-a": "n/a",
@@ -68,7 +70,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         c = r["counts"]
         out += [f"### `{r['id']}` ({r['severity']})", "",
                 f"{REVIEW_LABEL}: {review_counts(c)}. {r['statement']} "
-                f"(source: {_source(r)})", ""]
+                f"(source: {source_text(r)})", ""]
+        basis = basis_of_row(r)
+        if basis:
+            out += ["> " + "<br>".join(x.strip()[:1].upper() + x.strip()[1:] for x in basis), ""]
         for name in r["evidence"]:
             cell = r["cells"][name]
             out.append(f"- **{name}**: {_one_line(cell.get('message', ''))}")
@@ -109,6 +114,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _source(row: dict[str, Any]) -> str:
-    src = row["source"]
-    return f"{src['document']}, {src.get('title') or src['section']}"
+def source_text(row: dict[str, Any]) -> str:
+    """The citation as a user opens it: the section's English name and the public page."""
+    return cite_json_text(row["source"])
+
+
+def basis_of_row(row: dict[str, Any]) -> list[str]:
+    """What the check rests on (conformance/basis.py), for a check still in the catalog with the
+    same source (a stale matrix is reported by ``tooluse matrix``'s staleness check)."""
+    chk = catalog().get(row["id"])
+    if chk is None or chk.source.section != row["source"].get("section"):
+        return []
+    return basis_lines(chk.basis_json())
