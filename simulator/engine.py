@@ -14,7 +14,6 @@ API::
     sim.state        # simulator.state.SimState (containers, pending calls, paused turn)
     sim.done         # every exchange of every cassette served
     sim.remaining()  # [(cassette, exchange index)] not served yet
-    sim.mount("/v1/files", handler)   # route other paths to another Handler
     Simulator(c, recorded_time=True)  # a FakeClock from ``clock_start``, moved to each ``at``
     Simulator(c, disabled_rules=["ptc.strict_unsupported"])   # rules off by id
     Simulator(c, rules=ALL_RULES)     # also the rules off by default (messages.roles.alternate)
@@ -50,8 +49,11 @@ again, statelessly: no cursor moves and the state learns nothing (faults still a
 as always. Many clients can then send the same conversation concurrently and repeatedly; the
 default (``"once"``) serves each exchange once, in order.
 
-``POST /v1/messages/count_tokens`` gets the token estimate (:mod:`simulator.count_tokens`). Other
-paths answer 404 ``not_found_error``; other methods on /v1/messages 405; broken JSON 400.
+The engine answers ``/v1/messages`` and the paths below it, and nothing else (other APIs are
+routed beside it by :class:`simulator.routes.Routes`): ``POST /v1/messages/count_tokens`` gets the
+token estimate (:mod:`simulator.count_tokens`), with the same header checks and request ids as a
+Messages request; other paths answer 404 ``not_found_error``; other methods on /v1/messages 405;
+broken JSON 400.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ from .faults import FaultPlan, apply_fault
 from .finder import ExchangeFinder, _p
 from .headers import checks_on_by_default, header_error
 from .history import SEEN, VERDICTS, History, RequestHistory, body_depth, verdict_key
-from .http import Handler, SimRequest, SimResponse
+from .http import SimRequest, SimResponse
 from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
@@ -160,7 +162,6 @@ class Simulator(ExchangeFinder, EventLog):
         self._cursors = [0] * len(self.cassettes)
         self._active = 0
         self._ids = RequestIds(seed)
-        self._mounts: list[tuple[str, Handler]] = []
         self._slow: tuple[int, int, Any] | None = None
         self._noted: set[str] = set()
         self._lock = threading.RLock()
@@ -186,10 +187,6 @@ class Simulator(ExchangeFinder, EventLog):
     def __call__(self, request: SimRequest) -> SimResponse:
         return self.handle(request)
 
-    def mount(self, prefix: str, handler: Handler) -> None:
-        """Answer requests under ``prefix`` (e.g. ``/v1/files``) with another handler."""
-        self._mounts.append((normalize_path(prefix), handler))
-
     def remaining(self) -> list[tuple[Cassette, int]]:
         return [(c, i) for c, cur in zip(self.cassettes, self._cursors, strict=True)
                 for i in range(cur, len(c.exchanges))]
@@ -210,9 +207,6 @@ class Simulator(ExchangeFinder, EventLog):
             if refused is not None:
                 return self._reject(rid, refused.status, refused.body["error"]["message"],
                                     refused)
-        for prefix, handler in self._mounts:
-            if path == prefix or path.startswith(prefix + "/"):
-                return self._with_request_id(handler(request), rid)
         if path == COUNT_TOKENS_PATH:  # the token estimate (simulator.count_tokens)
             return self._with_request_id(handle_count_tokens(
                 request, request_id=rid, models=self.state.extra_models), rid)

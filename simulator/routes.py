@@ -4,10 +4,10 @@ and any mounted handler (Managed Agents).
     app = Routes(messages=Simulator(cassettes), files=FilesAPI.from_cassettes(cassettes))
     app.mount("/v1/sessions", sessions_handler)   # (path prefix, handler) pairs, first match wins
 
-``/v1/messages/count_tokens`` is answered with the simulator's token estimate
-(:mod:`simulator.count_tokens`); ``/v1/messages`` and everything else below it goes to the
-messages handler (the engine answers unknown paths there); ``/v1/files``, ``/v1/models`` to their
-APIs; anything else is the API's 404.
+``/v1/messages`` and everything below it goes to the messages handler: the engine is the one
+place that answers it (the Messages flow, ``count_tokens`` with the simulator's token estimate,
+the API's 404 and 405 there); ``/v1/files``, ``/v1/models`` to their APIs; anything else is the
+API's 404.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, iter_corpus, load_cassette, resolve_fixture
-from .count_tokens import handle_count_tokens
 from .errors import api_error, invalid_request, new_request_id, not_found
 from .files_api import FilesAPI
 from .http import EncodedResponse, Handler, SimRequest, SimResponse, SSEEvent
@@ -31,7 +30,6 @@ THREADS_BETA = "message-threads-2026-08-12"
 THREAD_CREATE_ONLY_FIELDS = ("system", "tools")
 #: Replies kept to be continued (bounded memory for ``tooluse serve``) [I].
 MAX_THREADS = 1000
-COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -59,8 +57,6 @@ class Routes:
         for prefix, handler in self.mounts:
             if _under(path, prefix):
                 return handler
-        if path.rstrip("/") == COUNT_TOKENS_PATH:
-            return handle_count_tokens
         if _under(path, "/v1/messages"):
             return self._threads
         if _under(path, "/v1/files"):

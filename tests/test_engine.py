@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.engine import Simulator
-from simulator.http import SimRequest, SimResponse
+from simulator.http import SimRequest
 from simulator.matchers import matchers_by_name
 from simulator.rules import ALL_RULES
 
@@ -203,12 +203,13 @@ def test_path_with_query_and_trailing_slash_is_the_messages_path() -> None:
     assert sim(post(B1, path="/v1/messages/?beta=true")).status == 200
 
 
-def test_mount_routes_other_paths_and_adds_headers() -> None:
+def test_the_engine_answers_the_messages_api_only() -> None:
+    """Other APIs are routed beside the engine (simulator.routes.Routes), not inside it."""
     sim = Simulator(two_turns())
-    sim.mount("/v1/models", lambda req: SimResponse(200, body={"data": []}))
+    assert not hasattr(sim, "mount")
     r = sim(SimRequest("GET", "/v1/models/claude-opus-4-6", API_HEADERS))
-    assert r.status == 200 and r.headers["request-id"].startswith("req_")
-    assert r.headers["content-type"] == "application/json"
+    assert r.status == 404 and r.body["error"]["type"] == "not_found_error"
+    assert r.headers["request-id"] == r.body["request_id"]
 
 
 def test_request_ids_are_reproducible_by_seed() -> None:

@@ -3,6 +3,7 @@ driven by the unmodified ``anthropic`` SDK through the composed routes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,10 +13,11 @@ import pytest
 
 from simulator import registry
 from simulator.cassette import parse_cassette
+from simulator.engine import Simulator
 from simulator.files_api import FilesAPI
 from simulator.http import SimRequest, SimResponse
 from simulator.models import MODELS, lookup
-from simulator.routes import Routes
+from simulator.routes import Routes, build
 from simulator.transports import SimulatorTransport
 
 MODEL = "claude-opus-4-6"
@@ -131,16 +133,35 @@ def test_routes_dispatch_and_answer_unknown_paths_like_the_api() -> None:
     routes = Routes(messages, mounts=[("/v1/sessions", lambda r: SimResponse(202, body={}))])
     assert routes(SimRequest("POST", "/v1/messages")).status == 200
     assert routes(SimRequest("POST", "/v1/messages/batches")).status == 200
-    # count_tokens has its own handler (the simulator's estimate), not the messages handler
-    counted = routes(SimRequest("POST", "/v1/messages/count_tokens", body=b'{"model": '
-                                b'"claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}'))
-    assert counted.status == 200 and counted.body["input_tokens"] > 0
+    # count_tokens is below /v1/messages: the messages handler (the engine) answers it
+    assert routes(SimRequest("POST", "/v1/messages/count_tokens")).status == 200
     assert routes(SimRequest("GET", "/v1/sessions/s1/events")).status == 202
     assert routes(SimRequest("GET", "/v1/models")).status == 200
     assert routes(SimRequest("GET", "/v1/sessionsX")).status == 404
     missing = routes(SimRequest("GET", "/v2/nothing"))
     assert missing.status == 404 and missing.body["error"]["type"] == "not_found_error"
-    assert seen == ["/v1/messages", "/v1/messages/batches"]
+    assert seen == ["/v1/messages", "/v1/messages/batches", "/v1/messages/count_tokens"]
+
+
+def test_served_count_tokens_is_answered_by_the_engine_as_a_messages_request_is() -> None:
+    """One place answers /v1/messages: through the routes (tooluse serve) count_tokens gets the
+    engine's header checks, seeded request ids and added models, as the engine alone gives."""
+    from _simkit import API_HEADERS
+
+    counted = json.dumps({"model": "claude-opus-9",
+                          "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+    def ask(handler: Any, headers: dict[str, str]) -> SimResponse:
+        return handler(SimRequest("POST", "/v1/messages/count_tokens", headers, body=counted))
+
+    served = build([_cassette()], models=["claude-opus-9"], seed=5)
+    alone = Simulator([_cassette()], models=["claude-opus-9"], seed=5)
+    for handler in (served, alone):
+        assert ask(handler, {}).status == 401
+        ok = ask(handler, API_HEADERS)
+        assert ok.status == 200 and ok.body["input_tokens"] > 0
+    assert ask(served, API_HEADERS).headers["request-id"] == \
+        ask(alone, API_HEADERS).headers["request-id"]
 
 
 def test_effort_levels_and_context_window_per_model(client: anthropic.Anthropic) -> None:
