@@ -9,8 +9,10 @@ Shared by :func:`conformance.checks.properties.run_property` and
 - :class:`StopExploring`: a ``BaseException`` that ends a hypothesis run at once (hypothesis
   treats ``Exception`` s as failures to shrink, and lets the others through);
 - :class:`Findings`: failures recorded as they happen, the smallest example per distinct failure;
-- :func:`quiet_settings`, :func:`hypothesis_turn`: deterministic and silent settings, the turn
-  (:data:`HYPOTHESIS_TURNS`) and a reporter that keeps hypothesis' text off the terminal;
+- :func:`quiet_settings`, :func:`hypothesis_turn`: deterministic and silent settings (every
+  setting pinned, none taken from the loaded profile), the turn (:data:`HYPOTHESIS_TURNS`), a
+  reporter that keeps hypothesis' text off the terminal, and generation that does not depend on
+  the modules the process has imported (:func:`no_local_constants`);
 - :func:`explore`: runs the test and says how it ended (hypothesis' ``ExceptionGroup`` and
   ``Flaky*`` errors are endings, not harness errors: the findings hold the failures);
 - :func:`shrink` with :func:`deletions`, :func:`simpler_texts`, :func:`simpler_bytes`: a
@@ -281,22 +283,68 @@ def private_storage() -> Path | None:
 def quiet_settings(**overrides: Any) -> settings:
     """The settings every run inside a check uses: bounded, deterministic, silent, with no
     example database and hypothesis' caches kept out of the working directory
-    (:func:`private_storage`)."""
+    (:func:`private_storage`).
+
+    Every setting hypothesis has is pinned here (the callers set their own ``max_examples`` and
+    ``stateful_step_count``), none is left to the loaded profile: a test suite's
+    ``settings.load_profile(...)`` or hypothesis' own "ci" profile (loaded when ``CI`` is set)
+    must not change what a check runs."""
     private_storage()
     base: dict[str, Any] = dict(
+        max_examples=DEFAULT_MAX_EXAMPLES, stateful_step_count=50,
         deadline=None, database=None, derandomize=True, print_blob=False,
         verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
         report_multiple_bugs=True, phases=(Phase.explicit, Phase.generate, Phase.shrink))
+    if hasattr(settings.default, "backend"):  # hypothesis >= 6.103
+        base["backend"] = "hypothesis"
     base.update(overrides)
     return settings(**base)
 
 
 @contextmanager
+def no_local_constants() -> Iterator[None]:
+    """Generation that does not depend on which modules this process has imported.
+
+    Hypothesis (6.131 and later) mixes literal constants into what it draws (1 draw in 20): a
+    fixed global set, and the constants of every *local* module in ``sys.modules`` (any module
+    outside site-packages and the standard library that is not a test file: an editable install
+    of this package, the user's own subject modules). Which of those are imported differs from
+    process to process (a CLI run, a pytest worker that ran other tests first) and can change
+    while a run goes on (another case importing a module), so the same derandomized run drew
+    other examples: the editor model check on the reference editor gave 357 calls in 41
+    examples inside a full-suite worker and 521 calls in 40 alone. During a check's run the
+    local pool is empty (the global constants stay); the constants cache is cleared on the way
+    in and out so neither side sees the other's pool. A no-op where hypothesis has no local
+    constants."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # hypothesis before local constants
+        yield
+        return
+    harvest = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if harvest is None or cache is None:
+        yield
+        return
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = harvest
+        cache.clear()
+
+
+@contextmanager
 def hypothesis_turn(budget: Budget) -> Iterator[list[str]]:
     """Wait for this run's turn (:data:`HYPOTHESIS_TURNS`), start the budget's clock, and keep
-    what hypothesis would report (the yielded list) off the terminal."""
+    what hypothesis would report (the yielded list) off the terminal. Generation in the turn
+    depends on nothing outside the run (:func:`no_local_constants`)."""
     output: list[str] = []
-    with HYPOTHESIS_TURNS, with_reporter(lambda text: output.append(str(text))):
+    with HYPOTHESIS_TURNS, with_reporter(lambda text: output.append(str(text))), \
+            no_local_constants():
         budget.restart()
         yield output
 
