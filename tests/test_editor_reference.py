@@ -130,3 +130,29 @@ def test_max_characters_check_skips_without_a_declared_limit(tmp_path: Path) -> 
     s = make_session(EDITOR_FACTORIES["text_editor_20250728"], "text_editor_20250728", tmp_path)
     with pytest.raises(CheckSkipped, match="max_characters"):
         CATALOG["editor.view.max_characters_truncates"].func(s)
+
+
+def test_undo_of_a_create_as_created_is_the_created_text() -> None:
+    """An editor that keeps each created text as a version (the vendor's reference): create 'x',
+    create '' over it, undo twice. The first undo leaves '' (as created), the second writes 'x'
+    back, the text of the create it undoes; the file as it is then ('') is not that text. The
+    model once took 'as created' for the current content and failed this conformant editor (a
+    case the model check reached once its examples no longer depended on the process)."""
+    path = "/w/a.txt"
+    model = EditorModel("text_editor_20250124")
+    steps: list[tuple[dict[str, str], bytes]] = [
+        ({"command": "create", "path": path, "file_text": "x"}, b"x"),
+        ({"command": "create", "path": path, "file_text": ""}, b""),
+        ({"command": "undo_edit", "path": path}, b""),
+        ({"command": "undo_edit", "path": path}, b"x")]
+    for tool_input, after in steps:
+        outcome = model.expect(tool_input).matching(False, after)
+        assert outcome is not None, (tool_input, after)
+        model.commit(path, outcome)
+    # ... and an editor that restores the state before each create ends with no file.
+    model = EditorModel("text_editor_20250124")
+    for tool_input, after in [*steps[:2], (steps[2][0], b"x"), (steps[3][0], b"")]:
+        outcome = model.expect(tool_input).matching(False, after)
+        assert outcome is not None, (tool_input, after)
+        model.commit(path, outcome)
+    assert model.files.get(path) in (None, b"")

@@ -141,8 +141,9 @@ def insert_outcomes(data: bytes, line: int, text: bytes) -> dict[bytes, tuple[st
 class EditorModel:
     tool_type: str
     files: dict[str, bytes] = field(default_factory=dict)
-    #: Per path: (the content before an edit, whether the edit was a ``create``), oldest first.
-    undo: dict[str, list[tuple[bytes | None, bool]]] = field(default_factory=dict)
+    #: Per path: (the content before an edit, the text a ``create`` wrote or None for any other
+    #: edit), oldest first.
+    undo: dict[str, list[tuple[bytes | None, bytes | None]]] = field(default_factory=dict)
 
     @property
     def has_undo(self) -> bool:
@@ -177,12 +178,16 @@ class EditorModel:
             if not self.has_undo or not stack:
                 return Expectation(path, [err])
             previous, created = stack[-1]
-            if not created:
+            if created is None:
                 return Expectation(path, [Outcome(False, previous, undo="pop")])
+            # "As created" is the text that create wrote, not the file as it is now: after a
+            # later create over it was undone the same way, they differ (the vendor's reference
+            # keeps each created text as a version and writes it back).
             return Expectation(path, [
                 Outcome(False, previous, undo="pop", note=(UNDO_CREATE, "restores the state "
                                                                         "before it")),
-                Outcome(False, cur, undo="pop", note=(UNDO_CREATE, "leaves the file as created")),
+                Outcome(False, created, undo="pop", note=(UNDO_CREATE,
+                                                          "leaves the file as created")),
                 Outcome(True, cur, undo="pop", note=(UNDO_CREATE, "refused"))])
         if cur is None:
             return Expectation(path, [err])
@@ -267,7 +272,8 @@ class EditorModel:
         if not self.has_undo:
             return
         if outcome.undo.startswith("push") and not outcome.error:
-            self.undo.setdefault(path, []).append((previous, outcome.undo == "push-create"))
+            created = outcome.after if outcome.undo == "push-create" else None
+            self.undo.setdefault(path, []).append((previous, created))
         elif outcome.undo == "pop":  # a refused undo of a create drops it too
             self.undo[path].pop()
 
