@@ -1,4 +1,4 @@
-"""Sessions: tests, lint, conformance, bench (and fuzz, baseline, matrix).
+"""Sessions: tests, lint, conformance, bench (and fuzz, baseline, matrix, saturated).
 
 Every session installs what it needs itself; `nox -s conformance` needs no arguments.
 """
@@ -26,6 +26,16 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     args = session.posargs or ["-n", "2", "-q"]
     session.run("pytest", *args)
+
+
+@nox.session(python=PYTHON)
+def saturated(session: nox.Session) -> None:
+    """Every conformant, reference and broken bash and editor subject judged with 3 busy
+    processes per CPU (tests/test_saturated.py; `nox -s tests` runs only the subjects whose
+    verdicts rest on time). Minutes on two cores; it loads the machine on purpose."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-q", "-n", "0", "-rA", "tests/test_saturated.py", *session.posargs,
+                env={"TOOLUSE_SATURATED": "all"})
 
 
 @nox.session(python=PYTHON)
