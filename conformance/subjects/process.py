@@ -29,7 +29,7 @@ from typing import Any
 
 from conformance.session import ToolResult
 from conformance.subjects import sandbox
-from conformance.subjects.forkserver import ForkServer
+from conformance.subjects.forkserver import ForkServer, run_root
 from conformance.subjects.isolation import (
     Deadline,
     ProcInfo,
@@ -155,9 +155,13 @@ class ProcessSession:
             fork_server = None  # not under a run directory: one sandboxed host for this case
         case_env = {**env, "TOOLUSE_WORKDIR": str(self.workdir),
                     "TOOLUSE_TIMEOUT": f"{self.timeout:g}"}
+        # The private HOME and TMPDIR go in the run directory (beside the case's), also for a
+        # fresh subject a check starts inside its case (the bash model check's examples): a TMPDIR
+        # as short as every case's (OpenHands' tmux falls back to a read-only /tmp when the
+        # socket path under a deeper one passes the 107-byte limit of a Unix socket path).
         self._launch = launch(
             argv, cwd=self.workdir, env=case_env, confinement=self._confinement, box=box,
-            writable=[self.workdir], private_in=self.workdir.parent,
+            writable=[self.workdir], private_in=run_root(self.workdir) or self.workdir.parent,
             overlays_in=self.workdir.parent, limits="shim", label=self.label, watch=True,
             spawn=None if fork_server is None else partial(fork_server.spawn, str(self.workdir)),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
