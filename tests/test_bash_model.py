@@ -37,8 +37,8 @@ TIMEOUT = 1.0
 def _factory(name: str) -> Any:
     if name == "reference":
         return BashTool
-    path = HERE / "broken" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"model_{name}", path)
+    path = HERE / (f"{name}.py" if "/" in name else f"broken/{name}.py")
+    spec = importlib.util.spec_from_file_location(f"model_{name.replace('/', '_')}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -150,6 +150,38 @@ def test_a_defect_a_fixed_check_reports_is_set_aside(tmp_path: Path) -> None:
     report = _explore("bash_forgets_env", tmp_path, max_examples=8)
     assert report.findings == []
     assert set(report.set_aside) == {"bash.session.env_persists"}
+
+
+def test_a_shell_a_syntax_error_ends_is_restarted_as_a_model_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calibration (issue 24, the SDK agent toolset's bash): a syntax error that ends the shell,
+    after which commands get an empty error with no word of a restart, is
+    syntax_error_recovers' SHOULD to judge; the model check restarts and asserts only that the
+    restart brings the session back."""
+    factory = _factory("conformant/bash_syntax_error_ends_shell")
+    session_class = factory.__globals__["Session"]
+    original, deaths = session_class.run, []
+
+    def run(self: Any, command: str) -> tuple[str, int | None]:
+        was = self.dead
+        out = original(self, command)
+        if self.dead and not was:
+            deaths.append(command)
+        return out
+
+    monkeypatch.setattr(session_class, "run", run)
+
+    def open_(wd: Path) -> InProcessSession:
+        return InProcessSession(wd, "bash_20250124", factory(wd, timeout=TIMEOUT), timeout=TIMEOUT)
+
+    s = open_(tmp_path)
+    allow_spawn(s, open_)
+    try:
+        report = explore_bash_model(s, fails=fixed_check_fails)
+    finally:
+        s.close()
+    assert report.findings == [] and report.set_aside == {}, [d.message for d in report.findings]
+    assert deaths  # the examples did end the shell with a syntax error
 
 
 def test_the_time_cap_makes_a_run_incomplete_not_a_verdict(tmp_path: Path) -> None:
