@@ -22,7 +22,8 @@ never a tool call (:func:`setup_step`, :func:`describe_setup`, :func:`apply_setu
 Verification (any tool family): :func:`replay_fresh_subject` replays a reproducer exactly as
 printed on a fresh subject and asks a judge whether the failure showed again; :func:`verdict_of`
 turns that into the result's ``reproduced`` (``verified`` / ``did not reproduce``). The model
-checks (:mod:`conformance.properties.editor`) and the editor checks' ``fail`` use it.
+checks (:mod:`conformance.properties.editor`, :mod:`conformance.properties.bash_machine`: with a
+``drive`` that judges each answer as it comes) and the editor and bash checks' ``fail`` use it.
 """
 
 from __future__ import annotations
@@ -235,6 +236,41 @@ class Replayed:
     results: list[Any] = field(default_factory=list)
     #: Faults the fresh subject's session recorded (hang, exit, bad answer).
     faults: list[str] = field(default_factory=list)
+    #: The fresh subject's session (still open while the judge runs: a judge may look at its
+    #: processes, e.g. ``host_pid``).
+    session: Any = None
+
+
+class ReplayMismatch(Exception):
+    """A replay's driver sent an input other than the next one printed (a harness bug: the
+    printed reproducer is not what the check ran)."""
+
+
+class _AsPrinted:
+    """The fresh session as a driver sees it: each call must be the next printed input (its
+    setup steps are carried out before it); everything else is the fresh session's."""
+
+    def __init__(self, fresh: Any, inputs: list[dict[str, Any]], setup: list[dict[str, Any]],
+                 out: Replayed, made: list[Path]) -> None:
+        self._fresh, self._inputs, self._setup, self._out, self._made = (
+            fresh, inputs, setup, out, made)
+
+    @property
+    def sent(self) -> int:
+        return len(self._out.results)
+
+    def call(self, tool_input: dict[str, Any], *, deadline: float | None = None) -> Any:
+        i = self.sent
+        if i >= len(self._inputs) or tool_input != self._inputs[i]:
+            printed = self._inputs[i] if i < len(self._inputs) else "(none: the reproducer ended)"
+            raise ReplayMismatch(f"replay input {i + 1} is {tool_input!r}, printed: {printed!r}")
+        apply_setup(self._setup, i + 1, self._out.workdir, self._made)
+        result = self._fresh.call(tool_input, deadline=deadline)
+        self._out.results.append(result)
+        return result
+
+    def __getattr__(self, name: str) -> Any:  # timeout, workdir, faults, host_pid, ...
+        return getattr(self._fresh, name)
 
 
 _REPLAYS = itertools.count()
@@ -242,14 +278,20 @@ _REPLAYS = itertools.count()
 
 def replay_fresh_subject(session: Any, inputs: list[dict[str, Any]],
                          setup: list[dict[str, Any]], judge: Callable[[Replayed], bool],
+                         *, drive: Callable[[Any, Path], None] | None = None,
                          ) -> bool | None:
     """Replay a reproducer exactly as written, on a fresh instance of ``session``'s subject
     (:func:`conformance.session.spawn`) in a fresh, empty directory: ``setup`` steps before the
     inputs they name, ``$TOOLUSE_WORKDIR`` standing for that directory (inputs and setup in the
     printed, placeholder form: :func:`relativize_value`). ``judge`` says, while the directory
-    still exists, whether the replay showed the failure; None when no fresh subject could be
-    started (the caller reports the reproducer as not verified). Everything the replay made,
-    inside the directory or outside it, is removed."""
+    and the fresh subject still exist, whether the replay showed the failure; None when no
+    fresh subject could be started (the caller reports the reproducer as not verified).
+    Everything the replay made, inside the directory or outside it, is removed.
+
+    ``drive(session, workdir)``, when given, sends the inputs itself (a model check judging each
+    answer as it comes, with the replay's directory as its base): every call it makes must be
+    the next printed input (:class:`ReplayMismatch` otherwise), so what is judged is still the
+    reproducer as printed; inputs it did not send are sent after it returns."""
     from conformance.session import spawn
 
     # Named like the case's directory (in a folder of its own): a reproducer that reaches a
@@ -267,11 +309,15 @@ def replay_fresh_subject(session: Any, inputs: list[dict[str, Any]],
         if fresh is None:
             return None
         try:
-            out = Replayed(where)
-            for i, tool_input in enumerate(materialize(inputs, where), 1):
-                apply_setup(materialize(setup, where), i, where, made)
-                out.results.append(fresh.call(tool_input))
-            apply_setup(materialize(setup, where), len(inputs) + 1, where, made)
+            out = Replayed(where, session=fresh)
+            printed = materialize(inputs, where)
+            steps = materialize(setup, where)
+            driven = _AsPrinted(fresh, printed, steps, out, made)
+            if drive is not None:
+                drive(driven, where)
+            for tool_input in printed[driven.sent:]:
+                driven.call(tool_input)
+            apply_setup(steps, len(inputs) + 1, where, made)
             faults = getattr(fresh, "faults", None)
             out.faults = list(faults) if isinstance(faults, list) else []
             return judge(out)

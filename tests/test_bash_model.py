@@ -17,17 +17,21 @@ from broken.editor_harness import InProcessSession
 
 from conformance.catalog import CATALOG
 from conformance.checks.bash_model import fixed_check_fails
+from conformance.properties.bash_background import BACKGROUND_FORMS, Background
+from conformance.properties.bash_commands import Command, DefFn, Setup
 from conformance.properties.bash_machine import (
     REPORTED_BY,
     BashModelReport,
-    ReadBack,
-    Restart,
-    Setup,
     explore_bash_model,
     run_ops,
+    verify,
 )
 from conformance.properties.bash_model import INITIAL, SessionModel, compare
+from conformance.properties.bash_read_back import ReadBack
+from conformance.properties.bash_restart import Restart
+from conformance.properties.exploration import Budget
 from conformance.reference.bash import BashTool
+from conformance.results import NOT_REPRODUCED, VERIFIED
 from conformance.session import allow_spawn
 
 HERE = Path(__file__).resolve().parent
@@ -130,8 +134,11 @@ def test_a_broken_subject_is_found_with_a_verified_minimal_reproducer(
     assert report.findings, name
     d = report.findings[0]
     assert d.key.startswith(key), (d.key, d.message)
-    assert d.verified is True
-    assert len(d.inputs) <= 8 and d.inputs[0]["command"].startswith("mkdir -p ")
+    assert d.reproduced == VERIFIED
+    # The directories the example made are setup steps before input 1, never a tool call.
+    assert [x["before_input"] for x in d.setup()] == [1, 1, 1]
+    assert all(x.get("directory") for x in d.setup())
+    assert len(d.inputs) <= 7 and not any("mkdir" in str(i) for i in d.inputs)
     # The reproducer shows the same disagreement on a fresh broken subject, none on the reference.
     for subject, bad in ((name, True), ("reference", False)):
         where = tmp_path / f"replay-{subject}"
@@ -194,7 +201,6 @@ def test_a_restart_that_hangs_up_is_seen_by_the_job_it_left(tmp_path: Path) -> N
     import os
     import signal
 
-    from conformance.properties.bash_machine import BACKGROUND_FORMS, Background
     nohup = next(i for i, (f, _) in enumerate(BACKGROUND_FORMS) if f.startswith("nohup {job} >"))
     for name, found in (("bash_restart_hangs_up", "restart:process"), ("reference", None)):
         where = tmp_path / name
@@ -210,3 +216,28 @@ def test_a_restart_that_hangs_up_is_seen_by_the_job_it_left(tmp_path: Path) -> N
                 except (OSError, ValueError):
                     pass
         assert (d.key if d else None) == found
+
+
+def test_a_reproducer_is_replayed_as_printed_and_labelled(tmp_path: Path) -> None:
+    """verify() replays the printed reproducer on a fresh subject of the session it is given:
+    the broken subject shows the disagreement again (verified), a subject that does not have the
+    defect (the reference, standing for one that failed only once) does not (did not
+    reproduce)."""
+    where = tmp_path / "found"
+    where.mkdir()
+    s = _session("bash_keeps_only_cwd_and_env", where)
+    try:
+        d = run_ops(s, [Setup(), Command([DefFn("tu_fn_one", "word")], "; "), ReadBack()],
+                    where)
+    finally:
+        s.close()
+    assert d is not None and d.key == "state:fn", d and d.message
+    for subject, label in (("bash_keeps_only_cwd_and_env", VERIFIED),
+                           ("reference", NOT_REPRODUCED)):
+        case = tmp_path / f"case-{subject}"
+        case.mkdir()
+        fresh = _session(subject, case)
+        try:
+            assert verify(fresh, Budget(60.0), d) == label, subject
+        finally:
+            fresh.close()

@@ -2,9 +2,11 @@
 says it holds (:mod:`conformance.properties.bash_machine`, :mod:`conformance.properties.bash_model`).
 
 A fixed number of derandomized examples, each on a fresh subject; every distinct disagreement is
-reported with its own minimized reproducer, marked verified when replaying it on a fresh subject
-showed it again. Findings a fixed bash check reports are left to that check (one defect, one
-check); a run cut short by the time cap is incomplete (a SKIP saying so), never a pass.
+reported with its own shrunk reproducer (the check's ``reproducer`` and ``setup`` are the smallest
+one's; the others are in the message), replayed exactly as printed on a fresh subject and marked
+``verified`` or ``did not reproduce`` (``reproduced``), as the editor's model check does. Findings
+a fixed bash check reports are left to that check (one defect, one check); a run cut short by the
+hard time cap is ``incomplete``, never a pass or a failure.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CATALOG, CheckFailure, CheckSkipped
+from conformance.catalog import CATALOG, CheckFailure, CheckIncomplete, CheckSkipped
 from conformance.checks.bash import MUST, PERSISTENT, bash_check
-from conformance.properties.bash_machine import Disagreement, explore_bash_model
+from conformance.properties.bash_machine import explore_bash_model
+from conformance.properties.bash_step import Disagreement
+from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.session import ToolSession
 
 #: Disagreements spelled out in the message (the rest are counted).
@@ -33,29 +37,35 @@ def agrees_with_session_model(s: ToolSession) -> str:
     aside = sum(len(v) for v in report.set_aside.values())
     aside_note = (f"{aside} finding(s) set aside, reported by "
                   f"{', '.join(sorted(report.set_aside))}" if aside else "")
+    if report.incomplete:
+        so_far = (f"; {len(report.findings)} disagreement(s) found by then, not judged: "
+                 + "; ".join(f.message for f in report.findings) if report.findings else "")
+        raise CheckIncomplete(
+            f"the hard time cap ended the model check before its {report.examples_planned} "
+            f"examples were done ({report.note()}){so_far}: neither a pass nor a failure (a "
+            "very slow subject or machine; rerun it alone or with a longer --timeout)")
     if not report.findings:
         if aside:
             raise CheckSkipped(f"every disagreement found is a defect another check reports "
                                f"({aside_note}): not counted again (not a pass)")
-        if report.incomplete:
-            raise CheckSkipped(f"incomplete: the time cap ended the run ({report.note()}); "
-                               "nothing found so far, but not every example ran")
         return f"session model: {report.note()}"
-    first, others = report.findings[0], report.findings[1:]
+    found = [d.moved(workdir) for d in report.findings]
+    first, others = found[0], found[1:]
     count = f" ({len(report.findings)} distinct disagreements)" if others else ""
+    setup = first.setup(workdir)
     lines = [f"{first.message}{count}",
-             f"Reproducer: replay these {len(first.inputs)} tool inputs in order on a fresh "
-             f"session ({_verified(first)})."]
+             f"Shrunk reproducer: {len(first.inputs)} tool inputs in order on a fresh session"
+             f"{_setup_count(setup)}; {describe_reproduced(first.reproduced)}.",
+             *(describe_setup(x) for x in setup)]
     for i, other in enumerate(others[:SHOWN - 1], 2):
         lines.append(_described(i, other, workdir))
     if len(others) >= SHOWN:
         lines.append(f"... and {len(others) - SHOWN + 1} more")
     if aside_note:
         lines.append(f"({aside_note}: not counted again)")
-    if report.incomplete:
-        lines.append(f"(incomplete: the time cap ended the run; {report.note()})")
     raise CheckFailure("\n".join(lines), received=first.received, documented=first.documented,
-                       reproducer=first.reproducer(workdir))
+                       reproducer=first.reproducer(workdir), setup=setup,
+                       reproduced=first.reproduced)
 
 
 def fixed_check_fails(check_id: str, s: ToolSession) -> bool:
@@ -72,17 +82,17 @@ def fixed_check_fails(check_id: str, s: ToolSession) -> bool:
     return False
 
 
-def _verified(d: Disagreement) -> str:
-    return {True: "verified: replaying it on a fresh subject showed it again",
-            False: "did not reproduce when replayed on a fresh subject: intermittent",
-            None: "not replayed: the time cap"}[d.verified]
+def _setup_count(setup: list[dict[str, Any]]) -> str:
+    n = len(setup)
+    return f", {n} director{'ies' if n != 1 else 'y'} made before them" if n else ""
 
 
 def _described(i: int, d: Disagreement, workdir: str) -> str:
     return (f"Disagreement {i}: {d.message}\n  Received: {_json(d.received, 600)}\n"
             f"  Documented: {_json(d.documented, 300)}\n"
-            f"  Reproducer ({len(d.inputs)} tool inputs, {_verified(d)}): "
-            f"{_json(d.reproducer(workdir), 4000)}")
+            f"  Reproducer ({len(d.inputs)} tool inputs after making "
+            f"{', '.join(x['path'] for x in d.setup(workdir)) or 'nothing'}; "
+            f"{describe_reproduced(d.reproduced)}): {_json(d.reproducer(workdir), 4000)}")
 
 
 def _json(value: Any, limit: int) -> str:

@@ -69,7 +69,7 @@ from conformance.properties.exploration import (
     explore,
     hypothesis_turn,
     quiet_settings,
-    shrink,
+    shrink_finding,
     simpler_bytes,
     simpler_texts,
 )
@@ -646,28 +646,19 @@ def _renamed(step: Step, old: str, new: str) -> Step:
 def minimize(x: Exploration, found: ModelDisagreement, *, tries: int | None = None
              ) -> ModelDisagreement:
     """The smallest example showing the same disagreement that :func:`variants` and
-    :func:`~conformance.properties.exploration.shrink` find, each try a replay on the examples' subject in
+    :func:`~conformance.properties.exploration.shrink_finding` find, each try a replay on the examples' subject in
     a fresh directory; at most ``tries`` replays (:data:`SHRINK_TRIES`, or
     :data:`SHRINK_TRIES_DEAD` for a disagreement that kills the subject): a count, so the same
     subject always gets the same reproducer."""
     if tries is None:
         tries = SHRINK_TRIES_DEAD if found.key.endswith(("hung", "faulted")) else SHRINK_TRIES
-    best = [found]
 
-    def fails(steps: list[Step]) -> bool:
+    def again(steps: list[Step]) -> ModelDisagreement | None:
         if not any(not isinstance(c, Plant) for c in steps):
-            return False
-        again = replay_on(x, steps, "minimize")
-        if again is not None and again.key == found.key:
-            best[0] = again
-            return True
-        return False
+            return None
+        return replay_on(x, steps, "minimize")
 
-    try:
-        shrink(found.steps, fails, variants, tries=tries)
-    except StopExploring:
-        pass  # the budget: the smallest so far
-    return best[0]
+    return shrink_finding(found, found.steps, again, variants, tries=tries)
 
 
 @dataclass

@@ -17,12 +17,14 @@ Shared by :func:`conformance.checks.properties.run_property` and
   ``Flaky*`` errors are endings, not harness errors: the findings hold the failures);
 - :func:`shrink` with :func:`deletions`, :func:`simpler_texts`, :func:`simpler_bytes`: a
   deterministic, count-bounded shrinker for a failing sequence of steps (the model checks use it
-  instead of hypothesis' shrinking, whose result depends on how much time it had).
+  instead of hypothesis' shrinking, whose result depends on how much time it had), and
+  :func:`shrink_finding`, the same for a finding replayed on fresh subjects (editor and bash).
 
-The model checks' recipe (editor: :mod:`conformance.properties.editor`; reusable for any tool): generate a
-fixed number of examples (a count, never a clock), record each distinct failure without stopping,
-shrink each with :func:`shrink`, verify the shrunk reproducer on a fresh subject
-(:mod:`conformance.reproducers`), and treat the :class:`Budget`'s time cap as an *incomplete*
+The model checks' recipe (editor: :mod:`conformance.properties.editor`, bash:
+:mod:`conformance.properties.bash_machine`; reusable for any tool): generate a fixed number of
+examples (a count, never a clock), record each distinct failure without stopping, shrink each
+with :func:`shrink_finding`, verify the shrunk reproducer as printed on a fresh subject
+(:func:`conformance.reproducers.replay_fresh_subject`), and treat the :class:`Budget`'s time cap as an *incomplete*
 run (:class:`conformance.catalog.CheckIncomplete`), never as a verdict.
 """
 
@@ -39,7 +41,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, configuration, settings
 from hypothesis.errors import Flaky, Unsatisfiable
@@ -170,6 +172,40 @@ def shrink(items: list[T], fails: Callable[[list[T]], bool],
                 best, improved = candidate, True
                 break
     return best, used
+
+
+class Keyed(Protocol):
+    """A finding with a :attr:`key`: what kind of failure it is (shrinking keeps it)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
+def shrink_finding(found: K, items: list[T], replay: Callable[[list[T]], K | None],
+                   variants: Callable[[list[T]], Iterator[list[T]]], *, tries: int) -> K:
+    """The smallest finding of ``found``'s kind (its :attr:`~Keyed.key`) that :func:`shrink`
+    reaches from ``items`` (the steps that showed it): each candidate is replayed with
+    ``replay`` (a fresh subject or directory; the finding it shows, or None) and kept when it
+    shows a finding with the same key. A :class:`StopExploring` from ``replay`` (the hard time
+    cap) ends the search with the smallest so far. The model checks' one shrinker (editor and
+    bash)."""
+    best = [found]
+
+    def fails(candidate: list[T]) -> bool:
+        again = replay(candidate)
+        if again is not None and again.key == found.key:
+            best[0] = again
+            return True
+        return False
+
+    try:
+        shrink(items, fails, variants, tries=tries)
+    except StopExploring:
+        pass  # the time cap: the smallest so far
+    return best[0]
 
 
 def deletions(items: list[T]) -> Iterator[list[T]]:

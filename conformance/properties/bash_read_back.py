@@ -1,0 +1,58 @@
+"""The bash read-back step: one command printing every piece of session state as ``@key=value``
+lines, compared with the model (each value must be one the model allows), and the files the
+commands wrote read from disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.properties.bash_commands import check_files
+from conformance.properties.bash_model import (
+    INITIAL,
+    compare,
+    parse_read_back,
+    read_back_command,
+)
+from conformance.properties.bash_step import Ctx, Disagreement, Op, lines_of, short
+
+
+@dataclass
+class ReadBack(Op):
+    """One command printing every piece of state; each must be in the model's set."""
+
+    kind = "read-back"
+
+    def run(self, ctx: Ctx) -> None:
+        m = ctx.m
+        command = read_back_command(m)
+        r = ctx.send({"command": command}, self.kind)
+        shown = parse_read_back(lines_of(r))
+        before = m.copy()
+        mismatches = compare(m, shown)
+        if r.is_error and not any(x.component == "missing" for x in mismatches):
+            ctx.expect_status(r, "ok", "the read-back command")
+        check_files(ctx, r)
+        if not mismatches:
+            ctx.settled = True
+            ctx.cleared.clear()
+            return
+        first = mismatches[0]
+        if first.component == "missing":
+            key = f"missing-after:{ctx.after}" if not ctx.settled else "missing"
+            message = (f"the read-back's output is not in its result (after a {ctx.after} "
+                       "step): the session lost or shifted output")
+        elif first.name in ctx.cleared or (first.component == "cwd" and "cwd" in ctx.cleared
+                                            and before.cwd == {INITIAL}):
+            key = f"restart-kept:{first.component}"
+            message = f"{first.name} kept its value across a restart ({first.shown})"
+        else:
+            key = f"state:{first.component}"
+            message = (f"the session does not hold the {_noun(first.component)} {first.name} "
+                       f"the commands set: shows {first.shown}, expected {first.allowed}")
+        raise Disagreement(key, message, short(r),
+                           {x.name: x.allowed for x in mismatches})
+
+
+def _noun(component: str) -> str:
+    return {"cwd": "current", "var": "shell variable", "env": "exported variable", "fn": "function",
+            "alias": "alias", "umask": "", "shopt": "shell option"}.get(component, component)
