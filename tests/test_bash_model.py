@@ -241,3 +241,19 @@ def test_a_reproducer_is_replayed_as_printed_and_labelled(tmp_path: Path) -> Non
             assert verify(fresh, Budget(60.0), d) == label, subject
         finally:
             fresh.close()
+
+
+def test_the_check_reports_a_time_cap_stop_as_incomplete(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.catalog import CheckIncomplete
+    from conformance.checks.bash_model import agrees_with_session_model
+    from conformance.properties import bash_machine
+
+    monkeypatch.setattr(bash_machine, "MIN_CAP_SECONDS", 0.5)
+    monkeypatch.setattr(bash_machine, "CAP_TIMEOUTS", 0)
+    s = _session("reference", tmp_path)
+    try:
+        with pytest.raises(CheckIncomplete, match="hard time cap ended the model check"):
+            agrees_with_session_model(s)
+    finally:
+        s.close()

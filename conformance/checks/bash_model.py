@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CATALOG, CheckFailure, CheckIncomplete, CheckSkipped
+from conformance.catalog import CATALOG, CheckFailure, CheckSkipped
 from conformance.checks.bash import MUST, PERSISTENT, bash_check
+from conformance.checks.properties import model_check_incomplete
 from conformance.properties.bash_machine import explore_bash_model
 from conformance.properties.bash_step import Disagreement
 from conformance.reproducers import describe_reproduced, describe_setup
@@ -38,12 +39,8 @@ def agrees_with_session_model(s: ToolSession) -> str:
     aside_note = (f"{aside} finding(s) set aside, reported by "
                   f"{', '.join(sorted(report.set_aside))}" if aside else "")
     if report.incomplete:
-        so_far = (f"; {len(report.findings)} disagreement(s) found by then, not judged: "
-                 + "; ".join(f.message for f in report.findings) if report.findings else "")
-        raise CheckIncomplete(
-            f"the hard time cap ended the model check before its {report.examples_planned} "
-            f"examples were done ({report.note()}){so_far}: neither a pass nor a failure (a "
-            "very slow subject or machine; rerun it alone or with a longer --timeout)")
+        raise model_check_incomplete(report.examples_planned, report.note(),
+                                     [f.message for f in report.findings])
     if not report.findings:
         if aside:
             raise CheckSkipped(f"every disagreement found is a defect another check reports "

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CheckFailure, CheckIncomplete, CheckSkipped, Severity, check
+from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.checks.properties import model_check_incomplete
 from conformance.properties.editor import MAX_EXAMPLES, ModelDisagreement, explore_editor_model
 from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.session import ToolSession
@@ -33,12 +34,8 @@ def agrees_with_model(s: ToolSession) -> str:
     report = explore_editor_model(s, max_examples=MAX_EXAMPLES)
     owners = sorted({owner for _, owner in report.set_aside})
     if report.incomplete:
-        found = (f"; {len(report.findings)} disagreement(s) found by then, not judged: "
-                 + "; ".join(f.message for f in report.findings) if report.findings else "")
-        raise CheckIncomplete(
-            f"the hard time cap ended the model check before its {MAX_EXAMPLES} examples "
-            f"were done ({report.budget.note()}){found}: neither a pass nor a failure (a very "
-            "slow subject or machine; rerun it alone or with a longer --timeout)")
+        raise model_check_incomplete(MAX_EXAMPLES, report.budget.note(),
+                                     [f.message for f in report.findings])
     if not report.findings:
         if report.set_aside:
             raise CheckSkipped(

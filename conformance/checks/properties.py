@@ -149,6 +149,17 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
     return budget.note() if budget.ran_out else None
 
 
+def model_check_incomplete(examples: int, note: str, found: list[str]) -> CheckIncomplete:
+    """The outcome of a model check (editor, bash) that the hard time cap ended before its
+    ``examples`` were done: ``incomplete``, the disagreements ``found`` by then not judged."""
+    so_far = (f"; {len(found)} disagreement(s) found by then, not judged: " + "; ".join(found)
+              if found else "")
+    return CheckIncomplete(
+        f"the hard time cap ended the model check before its {examples} examples were done "
+        f"({note}){so_far}: neither a pass nor a failure (a very slow subject or machine; rerun "
+        "it alone or with a longer --timeout)")
+
+
 def _close_into(session: ToolSession, parent: ToolSession) -> None:
     """Close an example's subject; what it did at close (a fault, a note) counts as the check
     session's own."""

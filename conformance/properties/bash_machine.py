@@ -404,12 +404,20 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
 
 
 def variants(ops: list[Op]) -> Iterator[list[Op]]:
-    """Simpler versions of an example, in the order shrinking tries them: steps deleted
-    (:func:`~conformance.properties.exploration.deletions`; the first, :class:`Setup`, always
-    kept), then one simple command dropped from a chained command line."""
-    head, rest = ops[:1], ops[1:]
-    for shorter in deletions(rest):
-        yield head + shorter
+    """Simpler versions of an example, in the order shrinking tries them. The first step
+    (:class:`Setup`) and the last (the one that disagreed) are kept: first each other step alone
+    between them (a disagreement is usually one step's doing), then steps deleted
+    (:func:`~conformance.properties.exploration.deletions`), then one simple command dropped from
+    a chained command line."""
+    if len(ops) < 2:
+        return
+    head, middle, last = ops[:1], ops[1:-1], ops[-1:]
+    if len(middle) > 1:
+        for i in range(len(middle) - 1, -1, -1):
+            yield [*head, middle[i], *last]
+    for shorter in deletions(middle):
+        yield [*head, *shorter, *last]
+    rest = ops[1:]
     for i, op in enumerate(rest):
         if isinstance(op, Command) and len(op.parts) > 1:
             for j in range(len(op.parts)):
@@ -417,14 +425,14 @@ def variants(ops: list[Op]) -> Iterator[list[Op]]:
                 yield [*head, *rest[:i], fewer, *rest[i + 1:]]
 
 
-def minimize(run: _Run, found: Disagreement, *, tries: int = SHRINK_TRIES) -> Disagreement:
+def minimize(run: _Run, found: Disagreement, *, tries: int | None = None) -> Disagreement:
     """The smallest example showing the same disagreement (its key) that
     :func:`~conformance.properties.exploration.shrink_finding` reaches with :func:`variants`,
     each try on a fresh subject; at most ``tries`` replays (a count, never a clock)."""
     if not found.ops:
         return found
     return shrink_finding(found, found.ops, lambda ops: run.replay(ops, "minimize"), variants,
-                          tries=tries)
+                          tries=SHRINK_TRIES if tries is None else tries)
 
 
 def verify(s: ToolSession, budget: Budget, d: Disagreement) -> str:
