@@ -37,12 +37,18 @@ class CheckFailure(AssertionError):
     of tool inputs that shows the failure, ``setup`` what it plants before them (see
     :mod:`conformance.reproducers`), ``reproduced`` whether a replay on a fresh subject showed
     the failure again (``"verified"``, ``"did not reproduce"``, empty: not replayed).
+    ``verify(inputs, setup)``, when given, replays the reproducer as it will be printed and
+    returns ``reproduced``: the runner calls it with the final reproducer (a property check may
+    still shrink it after the failure is raised), while the case's session is open.
     """
 
     def __init__(self, message: str, *, received: Any = None, documented: Any = None,
                  reproducer: list[dict[str, Any]] | None = None,
-                 setup: list[dict[str, Any]] | None = None, reproduced: str = "") -> None:
+                 setup: list[dict[str, Any]] | None = None, reproduced: str = "",
+                 verify: Callable[[list[dict[str, Any]], list[dict[str, Any]]], str] | None = None,
+                 ) -> None:
         super().__init__(message)
+        self.verify = verify
         self.message = message
         self.received = received
         self.documented = documented

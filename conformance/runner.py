@@ -290,10 +290,11 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
         observed = chk.func(session)
     except CheckFailure as e:
         faults = _faults_note(session)
-        return result(Outcome.FAIL, e.message + faults, received=_jsonable(e.received),
-                      documented=_jsonable(e.documented),
-                      reproducer=list(e.reproducer or session.history),
-                      setup=list(e.setup), reproduced=e.reproduced)
+        inputs = list(e.reproducer or session.history)
+        reproduced, note = _verified(e, inputs)
+        return result(Outcome.FAIL, e.message + faults + note, received=_jsonable(e.received),
+                      documented=_jsonable(e.documented), reproducer=inputs,
+                      setup=list(e.setup), reproduced=reproduced)
     except CheckSkipped as e:
         return result(Outcome.SKIP, str(e) or "skipped")
     except CheckIncomplete as e:
@@ -310,6 +311,17 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
         return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}",
                       reproducer=list(session.history))
     return result(Outcome.PASS, observed=observed if isinstance(observed, str) else "")
+
+
+def _verified(e: CheckFailure, inputs: list[dict[str, Any]]) -> tuple[str, str]:
+    """The failure's ``reproduced``: as the check set it, or its ``verify`` replay of the final
+    reproducer (a replay that breaks in the harness leaves it not verified, with a note)."""
+    if e.reproduced or e.verify is None:
+        return e.reproduced, ""
+    try:
+        return e.verify(inputs, list(e.setup)), ""
+    except Exception as err:
+        return "", f" [the reproducer was not verified: its replay raised {err!r}]"
 
 
 def _faults_note(session: Any) -> str:

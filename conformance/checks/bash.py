@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.catalog import CheckSkipped, Severity, check
+from conformance.checks.bash_replay import Again, fail
+from conformance.checks.planted import plant_directory
 from conformance.properties.bash_model import readable
 from conformance.session import ToolResult, ToolSession
 from conformance.subjects.isolation import alive, kill_pids, processes_supported
@@ -86,15 +88,18 @@ def ok(s: ToolSession, command: str, purpose: str) -> ToolResult:
     """Run a command that must succeed (a setup step); fail the check if it does not."""
     r = run(s, command)
     if r.is_error:
-        raise CheckFailure(f"{purpose}: `{command}` was answered with an error",
-                           received=r.to_json(), documented="a successful result")
+        fail(s, f"{purpose}: `{command}` was answered with an error", received=r,
+             documented="a successful result", shows=lambda a: a.last.is_error)
     return r
 
 
-def expect_in(r: ToolResult, needle: str, what: str, documented: object = None) -> None:
+def expect_in(s: ToolSession, r: ToolResult, needle: str, what: str,
+              documented: object = None) -> None:
+    """Fail unless ``needle`` is in the answer ``r`` to the last input."""
     if not has(r, needle):
-        raise CheckFailure(f"{what} ({needle!r} is not in the result)", received=r.to_json(),
-                           documented=documented if documented is not None else f"…{needle}…")
+        fail(s, f"{what} ({needle!r} is not in the result)", received=r,
+             documented=documented if documented is not None else f"…{needle}…",
+             shows=lambda a: not has(a.last, needle))
 
 
 def same_dir(a: str, b: str) -> bool:
@@ -105,15 +110,30 @@ def works(s: ToolSession) -> tuple[bool, ToolResult]:
     """Does the session answer a plain command with its output?"""
     marker = f"recovered-{token()}"
     r = run(s, f"echo {marker}")
-    return (not r.is_error and has(r, marker)), r
+    return echoed(r, marker), r
+
+
+def echoed(r: ToolResult, marker: str) -> bool:
+    """Is ``r`` the answer of a working session to ``echo marker``?"""
+    return not r.is_error and has(r, marker)
+
+
+def marker_of(tool_input: dict[str, Any]) -> str:
+    """The word an ``echo WORD`` input prints."""
+    return str(tool_input.get("command", "")).removeprefix("echo ").strip()
+
+
+def does_not_work(a: Again) -> bool:
+    """Judge: the replay's last answer (to :func:`works`' echo) is not the echo's output."""
+    return not echoed(a.last, marker_of(a.inputs[-1]))
 
 
 def still_works(s: ToolSession, when: str) -> None:
     fine, r = works(s)
     if not fine:
-        raise CheckFailure(f"the session does not work {when}: `echo` was answered "
-                           f"{'with an error' if r.is_error else 'without its output'}",
-                           received=r.to_json(), documented="recovered-…\n")
+        fail(s, f"the session does not work {when}: `echo` was answered "
+             f"{'with an error' if r.is_error else 'without its output'}",
+             received=r, documented="recovered-…\n", shows=does_not_work)
 
 
 # --- state persists ---------------------------------------------------------------------------
@@ -121,13 +141,17 @@ def still_works(s: ToolSession, when: str) -> None:
 @bash_check("bash.session.cwd_persists", MUST, PERSISTENT,
             "The working directory set by one command is still the working directory of the next.")
 def cwd_persists(s: ToolSession) -> None:
-    target = s.workdir / "persist-cwd"
-    target.mkdir()
+    target = plant_directory(s, "persist-cwd")
     ok(s, f"cd {q(target)}", "changing directory")
     r = ok(s, "pwd", "printing the working directory")
-    if not any(same_dir(line, str(target)) for line in lines_of(r)):
-        raise CheckFailure(f"the working directory did not persist: no line of the `pwd` output "
-                           f"is {target}", received=r.to_json(), documented=f"{target}\n")
+
+    def lost(answer: ToolResult, where: str) -> bool:
+        return not any(same_dir(line, where) for line in lines_of(answer))
+
+    if lost(r, target):
+        fail(s, f"the working directory did not persist: no line of the `pwd` output is "
+             f"{target}", received=r, documented=f"{target}\n",
+             shows=lambda a: lost(a.last, str(a.path(target))))
 
 
 @bash_check("bash.session.env_persists", MUST, PERSISTENT,
@@ -136,7 +160,7 @@ def env_persists(s: ToolSession) -> None:
     value = f"persisted-{token()}"
     ok(s, f"export TOOLUSE_CHECK_VAR={value}", "exporting a variable")
     r = ok(s, 'echo "value=[$TOOLUSE_CHECK_VAR]"', "reading the variable")
-    expect_in(r, f"value=[{value}]", "an exported variable did not persist to the next call")
+    expect_in(s, r, f"value=[{value}]", "an exported variable did not persist to the next call")
 
 
 @bash_check("bash.session.files_persist", MUST, PERSISTENT,
@@ -145,7 +169,7 @@ def files_persist(s: ToolSession) -> None:
     path, content = s.workdir / "persist.txt", f"kept-{token()}"
     ok(s, f"printf '%s\\n' {content} > {q(path)}", "writing a file")
     r = ok(s, f"cat {q(path)}", "reading the file back")
-    expect_in(r, content, "a file written by one command was not there for the next")
+    expect_in(s, r, content, "a file written by one command was not there for the next")
 
 
 # --- restart ------------------------------------------------------------------------------------
@@ -156,8 +180,9 @@ def files_persist(s: ToolSession) -> None:
 def restart_confirms(s: ToolSession) -> None:
     r = s.call({"restart": True})
     if r.is_error:
-        raise CheckFailure("restart was answered with an error", received=r.to_json(),
-                           documented={"content": "Bash session restarted", "is_error": False})
+        fail(s, "restart was answered with an error", received=r,
+             documented={"content": "Bash session restarted", "is_error": False},
+             shows=lambda a: a.last.is_error)
     still_works(s, "after restart")
 
 
@@ -165,37 +190,53 @@ def restart_confirms(s: ToolSession) -> None:
             "After `restart` the working directory, environment and running processes of the old "
             "session are gone.")
 def restart_clears_state(s: ToolSession) -> None:
-    sub = s.workdir / "before-restart"
-    sub.mkdir()
+    sub = plant_directory(s, "before-restart")
     ok(s, f"cd {q(sub)}", "changing directory")
     ok(s, "export TOOLUSE_RESTART_VAR=still-here", "exporting a variable")
     r = ok(s, "sleep 3600 >/dev/null 2>&1 & echo \"bg-pid=$!\"", "starting a background process")
-    pid = pid_from(r, "bg-pid=")
-    host_pid = getattr(s, "host_pid", None)  # a sandboxed subject's pids are its namespace's
-    if pid is not None and callable(host_pid):
-        pid = host_pid(pid)
-    visible = pid is not None and processes_supported() and alive(pid)
+    pid = _job_pid(s, r)
     rr = s.call({"restart": True})
     if rr.is_error:
         raise CheckSkipped("restart was answered with an error (see bash.restart.confirms)")
     after = ok(s, 'pwd; echo "var=[$TOOLUSE_RESTART_VAR]"', "inspecting the restarted session")
+    problems = _not_cleared(after, sub, pid)
+    if problems:
+        kinds = {p.split(" (")[0] for p in problems}
+
+        def shows(a: Again) -> bool:  # the same things kept (not the same pid: a new one)
+            again = _not_cleared(a.last, str(a.path(sub)), _job_pid(a.session, a.results[2]))
+            return {p.split(" (")[0] for p in again} == kinds
+
+        fail(s, f"restart did not clear the session: {', '.join(problems)}", received=after,
+             documented="a clean session: working directory, environment variables and "
+                        "running processes are gone", shows=shows)
+
+
+def _job_pid(s: ToolSession, r: ToolResult) -> int | None:
+    """The background job's pid on the host (``bg-pid=`` in ``r``), when it can be watched."""
+    pid = pid_from(r, "bg-pid=")
+    host_pid = getattr(s, "host_pid", None)  # a sandboxed subject's pids are its namespace's
+    if pid is not None and callable(host_pid):
+        pid = host_pid(pid)
+    return pid if pid is not None and processes_supported() and alive(pid) else None
+
+
+def _not_cleared(after: ToolResult, sub: str, pid: int | None) -> list[str]:
+    """What the restarted session kept (``after``: its answer to ``pwd`` and the variable);
+    ``pid``, a job it had started, is killed if it is still running."""
     problems = []
-    if any(same_dir(line, str(sub)) for line in lines_of(after)):
+    if any(same_dir(line, sub) for line in lines_of(after)):
         problems.append(f"working directory kept ({sub})")
     if has(after, "var=[still-here]"):
         problems.append("exported variable kept")
-    if visible and pid is not None:
+    if pid is not None:
         deadline = time.monotonic() + 1.0
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
         if alive(pid):
             kill_pids([pid])
-            problems.append(f"background process {pid} still running")
-    if problems:
-        raise CheckFailure(f"restart did not clear the session: {', '.join(problems)}",
-                           received=after.to_json(),
-                           documented="a clean session: working directory, environment variables "
-                                      "and running processes are gone")
+            problems.append(f"background process still running ({pid})")
+    return problems
 
 
 def pid_from(r: ToolResult, prefix: str) -> int | None:
@@ -214,6 +255,6 @@ def invalid_rejected(s: ToolSession) -> None:
     for tool_input in ({}, {"restart": False}):
         r = s.call(dict(tool_input))
         if not r.is_error:
-            raise CheckFailure(f"{tool_input} was not answered with an error",
-                               received=r.to_json(), documented={"is_error": True},
-                               reproducer=[tool_input])
+            fail(s, f"{tool_input} was not answered with an error", received=r,
+                 documented={"is_error": True}, reproducer=[tool_input],
+                 shows=lambda a: not a.last.is_error)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 from hypothesis import strategies as st
 
-from conformance.catalog import CheckFailure, CheckSkipped
+from conformance.catalog import CheckSkipped
 from conformance.checks.bash import (
     HANDLE_ERRORS,
     IMPLEMENT,
@@ -14,6 +15,7 @@ from conformance.checks.bash import (
     SHOULD,
     TIMEOUTS,
     bash_check,
+    does_not_work,
     has,
     has_line,
     lines_of,
@@ -26,6 +28,7 @@ from conformance.checks.bash import (
     waited,
     works,
 )
+from conformance.checks.bash_replay import Again, fail
 from conformance.checks.properties import run_property
 from conformance.session import ToolResult, ToolSession
 from conformance.subjects.isolation import grace_for
@@ -39,16 +42,18 @@ def failure_flagged(s: ToolSession) -> None:
     for command in ("false", f"tooluse_no_such_command_{t}", f"ls {q(s.workdir / 'missing')}"):
         r = run(s, command)
         if not r.is_error:
-            raise CheckFailure(f"`{command}` failed but the result is not flagged",
-                               received=r.to_json(), documented={"is_error": True},
-                               reproducer=[{"command": command}])
+            fail(s, f"`{command}` failed but the result is not flagged", received=r,
+                 documented={"is_error": True}, reproducer=[{"command": command}],
+                 shows=lambda a: not a.last.is_error and not a.last.timed_out)
 
     def body(case: tuple[int, str]) -> None:
         status, word = case
         r = run(s, f"echo {shlex.quote(word)}; (exit {status})")
         if r.is_error != (status != 0):
-            raise CheckFailure(f"exit status {status} answered with is_error={r.is_error}",
-                               received=r.to_json(), documented={"is_error": status != 0})
+            flagged = r.is_error
+            fail(s, f"exit status {status} answered with is_error={r.is_error}", received=r,
+                 documented={"is_error": status != 0},
+                 shows=lambda a: a.last.is_error == flagged and not a.last.timed_out)
 
     words = st.text(st.characters(min_codepoint=48, max_codepoint=122,
                                   categories=["Lu", "Ll", "Nd"]), min_size=1, max_size=8)
@@ -63,20 +68,25 @@ def _recovers_or_asks_for_restart(s: ToolSession, first: ToolResult, what: str) 
     fine, r2 = works(s)
     if fine:
         return "the session keeps working by itself"
-    told = [x for x in (first, r2) if x.is_error and "restart" in readable(x.text).lower()]
-    if not told:
-        raise CheckFailure(f"after {what} the session does not work, and neither that answer nor "
-                           "the next one is an error saying the session must be restarted",
-                           received=[first.to_json(), r2.to_json()],
-                           documented="a working session, or is_error: true with a message "
-                                      "asking for `restart: true`")
+    if not _asks_for_restart(first, r2):
+        fail(s, f"after {what} the session does not work, and neither that answer nor the next "
+             "one is an error saying the session must be restarted", received=[first, r2],
+             documented="a working session, or is_error: true with a message asking for "
+                        "`restart: true`",
+             shows=lambda a: does_not_work(a) and not _asks_for_restart(*a.results[-2:]))
     rr = s.call({"restart": True})
     fine, r3 = works(s)
     if rr.is_error or not fine:
-        raise CheckFailure(f"after {what} the tool asked for a restart, but the session does not "
-                           "work after `restart: true`", received=[rr.to_json(), r3.to_json()],
-                           documented={"restart": "a confirming result", "next command": "works"})
+        fail(s, f"after {what} the tool asked for a restart, but the session does not work "
+             "after `restart: true`", received=[rr, r3],
+             documented={"restart": "a confirming result", "next command": "works"},
+             shows=lambda a: a.results[-2].is_error or does_not_work(a))
     return "the tool reports the broken session and asks for a restart, which brings it back"
+
+
+def _asks_for_restart(*answers: ToolResult) -> bool:
+    """Is one of ``answers`` an error saying the session must be restarted?"""
+    return any(x.is_error and "restart" in readable(x.text).lower() for x in answers)
 
 
 @bash_check("bash.errors.syntax_error_recovers", SHOULD, HANDLE_ERRORS,
@@ -86,8 +96,8 @@ def syntax_error_recovers(s: ToolSession) -> str:
     # Whether the answer is flagged is bash.errors.failure_flagged's business (exit status 2).
     r = run(s, "echo 'unclosed")
     if r.timed_out:
-        raise CheckFailure("a command with an unclosed quote was never answered",
-                           received=r.to_json(), documented="an error result")
+        fail(s, "a command with an unclosed quote was never answered", received=r,
+             documented="an error result", shows=lambda a: a.last.timed_out)
     return "syntax error: " + _recovers_or_asks_for_restart(s, r, "a syntax error")
 
 
@@ -97,8 +107,8 @@ def syntax_error_recovers(s: ToolSession) -> str:
 def exit_recovers(s: ToolSession) -> str:
     r = run(s, "exit 3")
     if r.timed_out:
-        raise CheckFailure("`exit 3` was never answered", received=r.to_json(),
-                           documented="an error result")
+        fail(s, "`exit 3` was never answered", received=r, documented="an error result",
+             shows=lambda a: a.last.timed_out)
     return "exit: " + _recovers_or_asks_for_restart(s, r, "the shell exited")
 
 
@@ -114,15 +124,16 @@ def _sleep_past_timeout(s: ToolSession) -> ToolResult:
             "the timeout (plus a grace period).")
 def timeout_returns_error(s: ToolSession) -> None:
     r = _sleep_past_timeout(s)
-    if r.timed_out:
-        raise CheckFailure(f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace "
-                           f"(the subject was given a {s.timeout:g}s timeout; {waited(r)})",
-                           received=r.to_json(),
-                           documented={"content": f"Error: command did not finish within "
-                                                  f"{s.timeout:g} seconds", "is_error": True})
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace (the "
+             f"subject was given a {s.timeout:g}s timeout; {waited(r)})", received=r,
+             documented={"content": f"Error: command did not finish within {s.timeout:g} "
+                                    "seconds", "is_error": True},
+             shows=lambda a: a.last.timed_out)
     if not r.is_error:
-        raise CheckFailure("a command past the timeout was not answered with an error",
-                           received=r.to_json(), documented={"is_error": True})
+        fail(s, "a command past the timeout was not answered with an error", received=r,
+             documented={"is_error": True},
+             shows=lambda a: not a.last.is_error and not a.last.timed_out)
 
 
 @bash_check("bash.timeout.session_usable_after", MUST, TIMEOUTS,
@@ -143,21 +154,16 @@ def stdin_does_not_hang(s: ToolSession) -> str:
     deadline = s.timeout + grace_for(s.timeout)
     r = run(s, f'read -r line; status=$?; printf "%s" "$line" > {q(probe)}; '
                f'echo "read-status=$status"', deadline=deadline)
-    if r.timed_out:
-        raise CheckFailure(f"a command reading stdin hung the session: no answer within "
-                           f"{deadline:g}s ({s.timeout:g}s command timeout + grace; "
-                           f"{waited(r)})",
-                           received=r.to_json(),
-                           documented="end of file at once (read-status=1), or an error result "
-                                      "from the command timeout")
-    try:
-        fed = probe.read_text(errors="replace") if probe.exists() else ""
-    except OSError:
-        fed = ""
-    if fed:
-        raise CheckFailure(f"a command reading stdin was fed input nobody sent it (the "
-                           f"session's own input?): it read {fed[:120]!r}",
-                           received=r.to_json(), documented="read-status=1\n")
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"a command reading stdin hung the session: no answer within {deadline:g}s "
+             f"({s.timeout:g}s command timeout + grace; {waited(r)})", received=r,
+             documented="end of file at once (read-status=1), or an error result from the "
+                        "command timeout", shows=lambda a: a.last.timed_out)
+    fed = _fed(probe)
+    if fed:  # what it was fed differs run to run (the session's own input): fed anything
+        fail(s, f"a command reading stdin was fed input nobody sent it (the session's own "
+             f"input?): it read {fed[:120]!r}", received=r, documented="read-status=1\n",
+             shows=lambda a: bool(_fed(a.path(probe))))
     still_works(s, "after a command read stdin")
     if not r.is_error and has_line(r, "read-status=1"):
         return "stdin: end of file at once"
@@ -167,6 +173,14 @@ def stdin_does_not_hang(s: ToolSession) -> str:
         return "stdin: answered at once with an error"
     first = next((x.strip() for x in lines_of(r) if x.strip()), "")
     return f"stdin: answered without end of file ({first[:40]!r})"
+
+
+def _fed(probe: Path) -> str:
+    """What a command reading stdin wrote to ``probe``: the input it was fed."""
+    try:
+        return probe.read_text(errors="replace") if probe.exists() else ""
+    except OSError:
+        return ""
 
 
 #: Background jobs in the forms models write, each as its own command followed by an echo
@@ -205,25 +219,36 @@ def background_job_does_not_hang(s: ToolSession) -> None:
         sent = [{"command": command}]
         r = run(s, command, deadline=deadline)
         documented = {"content": f"started-{t}\n", "is_error": False}
-        if r.timed_out:
-            raise CheckFailure(f"a command that left a job running in the background (`{command}`) "
-                               f"hung the session: no answer within {deadline:g}s ({waited(r)}; waiting for "
-                               "the end of the job's output?)", received=r.to_json(),
-                               documented=documented, reproducer=sent)
-        if r.is_error or not has(r, f"started-{t}"):
+        if r.timed_out:  # judged on time: the replay's answer did not come in time either
+            fail(s, f"a command that left a job running in the background (`{command}`) hung "
+                 f"the session: no answer within {deadline:g}s ({waited(r)}; waiting for the "
+                 "end of the job's output?)", received=r, documented=documented,
+                 reproducer=sent, shows=lambda a: a.last.timed_out)
+
+        def unanswered(answer: ToolResult, marker: str = f"started-{t}") -> bool:
+            return answer.is_error or not has(answer, marker)
+
+        if unanswered(r):
             what = "with an error" if r.is_error else "without its output"
-            raise CheckFailure(f"a command that left a job running in the background (`{command}`) "
-                               f"was answered {what}, not with its own output started-{t} (held "
-                               "until the tool's timeout?)", received=r.to_json(),
-                               documented=documented, reproducer=sent)
+            fail(s, f"a command that left a job running in the background (`{command}`) was "
+                 f"answered {what}, not with its own output started-{t} (held until the tool's "
+                 "timeout?)", received=r, documented=documented, reproducer=sent,
+                 shows=lambda a: unanswered(a.last))
         fine, r2 = works(s)
         if not fine:
-            sent.append({"command": "echo recovered"})
-            raise CheckFailure(f"the session does not work after a command started a background "
-                               f"job (`{command}`): `echo` was answered "
-                               f"{'with an error' if r2.is_error else 'without its output'}",
-                               received=r2.to_json(), documented="recovered-…\n",
-                               reproducer=sent)
+            sent.append(dict(s.history[-1]))  # the echo, with its marker
+            fail(s, f"the session does not work after a command started a background job "
+                 f"(`{command}`): `echo` was answered "
+                 f"{'with an error' if r2.is_error else 'without its output'}",
+                 received=r2, documented="recovered-…\n", reproducer=sent,
+                 shows=does_not_work)
+
+
+def _leaks_at_close(a: Again) -> bool:
+    """Judge: closing the replay's subject leaves processes running (which ones differs run to
+    run: their number and names are not compared)."""
+    a.session.close()
+    return bool(getattr(a.session, "leaked", None))
 
 
 @bash_check("bash.session.no_processes_left_after_close", SHOULD, TIMEOUTS,
@@ -235,5 +260,5 @@ def no_processes_left(s: ToolSession) -> None:
     if leaked is None:
         raise CheckSkipped("this session cannot list the subject's processes (no /proc)")
     if leaked:
-        raise CheckFailure(f"{len(leaked)} process(es) still running after close (now killed)",
-                           received=[p.to_json() for p in leaked], documented=[])
+        fail(s, f"{len(leaked)} process(es) still running after close (now killed)",
+             received=[p.to_json() for p in leaked], documented=[], shows=_leaks_at_close)

@@ -9,7 +9,7 @@ import shlex
 
 from hypothesis import strategies as st
 
-from conformance.catalog import CheckFailure, CheckSkipped, Severity
+from conformance.catalog import CheckSkipped, Severity
 from conformance.checks.bash import (
     HOW_IT_WORKS,
     IMPLEMENT,
@@ -27,6 +27,7 @@ from conformance.checks.bash import (
     token,
     waited,
 )
+from conformance.checks.bash_replay import fail
 from conformance.checks.properties import run_property
 from conformance.session import ToolResult, ToolSession
 from conformance.subjects.isolation import grace_for
@@ -38,10 +39,15 @@ from simulator.sources import protocol
 def stdout_and_stderr(s: ToolSession) -> None:
     t = token()
     r = run(s, f"echo to-stdout-{t}; echo to-stderr-{t} >&2")
-    missing = [w for w in (f"to-stdout-{t}", f"to-stderr-{t}") if not has(r, w)]
-    if missing:
-        raise CheckFailure(f"output missing from the result: {', '.join(missing)}",
-                           received=r.to_json(), documented=f"to-stdout-{t}\nto-stderr-{t}\n")
+
+    def missing(answer: ToolResult) -> list[str]:
+        return [w for w in (f"to-stdout-{t}", f"to-stderr-{t}") if not has(answer, w)]
+
+    if missing(r):
+        lost = missing(r)
+        fail(s, f"output missing from the result: {', '.join(lost)}", received=r,
+             documented=f"to-stdout-{t}\nto-stderr-{t}\n",
+             shows=lambda a: missing(a.last) == lost)
 
 
 @bash_check("bash.output.interleaved_in_order", SHOULD, IMPLEMENT,
@@ -50,15 +56,23 @@ def interleaved_in_order(s: ToolSession) -> None:
     t = token()
     words = [f"first-{t}", f"second-{t}", f"third-{t}", f"fourth-{t}"]
     r = run(s, f"echo {words[0]}; echo {words[1]} >&2; echo {words[2]}; echo {words[3]} >&2")
-    text = readable(r.text)
-    positions = [text.find(w) for w in words]
-    if positions[1] == positions[3] == -1:
+
+    def positions(answer: ToolResult) -> list[int]:
+        text = readable(answer.text)
+        return [text.find(w) for w in words]
+
+    def out_of_order(answer: ToolResult) -> bool:
+        at = positions(answer)
+        return -1 in at or at != sorted(at)
+
+    at = positions(r)
+    if at[1] == at[3] == -1:
         raise CheckSkipped("stderr is not returned at all (see bash.output.stdout_and_stderr)")
-    if -1 in positions or positions != sorted(positions):
-        seen = [w for _, w in sorted((p, w) for p, w in zip(positions, words, strict=True) if p >= 0)]
-        raise CheckFailure(f"stdout and stderr are not returned in the order they were written "
-                           f"(came back as {', '.join(seen)})",
-                           received=r.to_json(), documented="\n".join(words) + "\n")
+    if out_of_order(r):
+        seen = [w for _, w in sorted((p, w) for p, w in zip(at, words, strict=True) if p >= 0)]
+        fail(s, f"stdout and stderr are not returned in the order they were written (came back "
+             f"as {', '.join(seen)})", received=r, documented="\n".join(words) + "\n",
+             shows=lambda a: out_of_order(a.last))
 
 
 @bash_check("bash.output.partial_last_line", MUST, HOW_IT_WORKS,
@@ -67,14 +81,15 @@ def interleaved_in_order(s: ToolSession) -> None:
 def partial_last_line(s: ToolSession) -> None:
     t = token()
     r = ok(s, f"printf 'no-newline-{t}'", "printing without a newline")
-    expect_in(r, f"no-newline-{t}", "output without a final newline was lost")
+    expect_in(s, r, f"no-newline-{t}", "output without a final newline was lost")
     r2 = ok(s, f"echo next-{t}", "the next command")
     if not has(r2, f"next-{t}"):
-        raise CheckFailure(f"the next command's result does not hold its own output next-{t}",
-                           received=r2.to_json(), documented=f"next-{t}\n")
+        fail(s, f"the next command's result does not hold its own output next-{t}",
+             received=r2, documented=f"next-{t}\n", shows=lambda a: not has(a.last, f"next-{t}"))
     if has(r2, f"no-newline-{t}"):
-        raise CheckFailure(f"the previous command's output no-newline-{t} leaked into the next "
-                           "result", received=r2.to_json(), documented=f"next-{t}\n")
+        fail(s, f"the previous command's output no-newline-{t} leaked into the next result",
+             received=r2, documented=f"next-{t}\n",
+             shows=lambda a: has(a.last, f"no-newline-{t}"))
 
 
 #: A line of printable text: no control characters (``Cc``: tab, bell, backspace, escape...),
@@ -96,6 +111,21 @@ def _block_at(got: str, want: str) -> bool:
             return True
         start = i + 1
     return False
+
+
+def _not_as_printed(r: ToolResult, text: str) -> str:
+    """How the answer ``r`` to :func:`printf_command` of ``text`` differs from the text (empty:
+    it holds the text as one block of lines)."""
+    # Trailing blanks of a line are not content the model can see (a terminal screen, as
+    # tmux's capture-pane returns it, has none): lines are compared without them.
+    want = _trimmed(readable(text)).lstrip("\n").rstrip()
+    got = _trimmed(readable(r.text))
+    if not want or _block_at(got, want):  # only blank lines printed: anything goes
+        return ""
+    got_lines = got.split("\n")
+    lost = [x for x in want.split("\n") if x.rstrip() not in (g.rstrip() for g in got_lines)]
+    return (f"line {lost[0]!r} is not in the result as printed" if lost
+            else "every line came back, but not as one contiguous block")
 
 
 def _trimmed(text: str) -> str:
@@ -139,20 +169,13 @@ def output_roundtrip(s: ToolSession) -> str | None:
         text = "\n".join(lines)
         r = run(s, printf_command(text))
         if r.is_error:
-            raise CheckFailure("printing generated text was answered with an error",
-                               received=r.to_json(), documented=text + "\n")
-        # Trailing blanks of a line are not content the model can see (a terminal screen, as
-        # tmux's capture-pane returns it, has none): lines are compared without them.
-        want = _trimmed(readable(text)).lstrip("\n").rstrip()
-        got = _trimmed(readable(r.text))
-        if not want or _block_at(got, want):  # only blank lines printed: anything goes
-            return
-        got_lines = got.split("\n")
-        lost = [x for x in want.split("\n") if x.rstrip() not in (g.rstrip() for g in got_lines)]
-        what = (f"line {lost[0]!r} is not in the result as printed" if lost
-                else "every line came back, but not as one contiguous block")
-        raise CheckFailure(f"the output did not come back as printed: {what}",
-                           received=r.to_json(), documented=text + "\n")
+            fail(s, "printing generated text was answered with an error", received=r,
+                 documented=text + "\n", shows=lambda a: a.last.is_error)
+        what = _not_as_printed(r, text)
+        if what:
+            fail(s, f"the output did not come back as printed: {what}", received=r,
+                 documented=text + "\n",
+                 shows=lambda a: not a.last.is_error and _not_as_printed(a.last, text) == what)
 
     run_property(s, st.lists(_LINE, min_size=1, max_size=12), body)
     return observed
@@ -211,17 +234,17 @@ def large_output_returns(s: ToolSession) -> None:
     deadline = s.timeout + grace_for(s.timeout)
     r = run(s, LARGE_COMMAND, deadline=deadline)
     documented = "a successful result holding lines of `seq 1 100000` (any part of them)"
-    if r.timed_out:
-        raise CheckFailure(f"a large output hung the subject: no answer within {deadline:g}s "
-                           f"({waited(r)})",
-                           received=_short(r), documented=documented)
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"a large output hung the subject: no answer within {deadline:g}s "
+             f"({waited(r)})", received=_short(r), documented=documented,
+             shows=lambda a: a.last.timed_out)
     if r.is_error:
-        raise CheckFailure("a large output was answered with an error", received=_short(r),
-                           documented=documented)
+        fail(s, "a large output was answered with an error", received=_short(r),
+             documented=documented, shows=lambda a: a.last.is_error and not a.last.timed_out)
     if not _has_run(_numbers(r)):
-        raise CheckFailure("the answer to a large output holds none of the command's output "
-                           "(no three consecutive lines of `seq 1 100000`)",
-                           received=_short(r), documented=documented)
+        fail(s, "the answer to a large output holds none of the command's output (no three "
+             "consecutive lines of `seq 1 100000`)", received=_short(r), documented=documented,
+             shows=lambda a: not a.last.is_error and not _has_run(_numbers(a.last)))
 
 
 @bash_check("bash.output.large_output_truncated", SHOULD, LARGE_OUTPUT,
@@ -233,10 +256,10 @@ def large_output_truncated(s: ToolSession) -> str:
         raise CheckSkipped("the large output was not returned (see bash.output.large_output_returns)")
     numbers = _numbers(r)
     if len(set(numbers)) >= LARGE_LINES:
-        raise CheckFailure(f"all {LARGE_LINES} lines ({LARGE_SIZE} characters) were returned "
-                           "untruncated", received=_short(r),
-                           documented="{first 100 lines}\n\n... Output truncated "
-                                      f"({LARGE_LINES + 1} total lines) ...")
+        fail(s, f"all {LARGE_LINES} lines ({LARGE_SIZE} characters) were returned untruncated",
+             received=_short(r), documented="{first 100 lines}\n\n... Output truncated "
+                                            f"({LARGE_LINES + 1} total lines) ...",
+             shows=lambda a: len(set(_numbers(a.last))) >= LARGE_LINES)
     head, tail = 1 in numbers, LARGE_LINES in numbers
     kept = ("head and tail" if head and tail else "head" if head else "tail" if tail
             else "a middle part")
@@ -266,17 +289,25 @@ def sentinel_lookalike_output(s: ToolSession) -> None:
     lines = [f"before-{t}", *SENTINEL_LOOKALIKES, f"after-{t}"]
     script = "printf '%s\\n' " + " ".join(shlex.quote(x) for x in lines)
     r = run(s, script)
-    got = iter(x.strip() for x in lines_of(r))
-    missing = [x for x in lines if not any(g == x for g in got)]  # consumes: in order
-    if missing:
-        raise CheckFailure(f"output with sentinel-like lines was cut short or reordered: "
-                           f"{len(missing)} line(s) missing or out of order, from {missing[0]!r}",
-                           received=r.to_json(), documented="\n".join(lines) + "\n")
+
+    def missing(answer: ToolResult) -> list[str]:
+        got = iter(x.strip() for x in lines_of(answer))
+        return [x for x in lines if not any(g == x for g in got)]  # consumes: in order
+
+    if missing(r):
+        lost = missing(r)
+        fail(s, f"output with sentinel-like lines was cut short or reordered: {len(lost)} "
+             f"line(s) missing or out of order, from {lost[0]!r}", received=r,
+             documented="\n".join(lines) + "\n", shows=lambda a: bool(missing(a.last)))
     r2 = run(s, f"echo next-{t}")
-    leaked = [x for x in lines if has(r2, x)]
-    if r2.is_error or not has(r2, f"next-{t}") or leaked:
-        what = ("was answered with an error" if r2.is_error
-                else f"does not hold its own output next-{t}" if not has(r2, f"next-{t}")
-                else f"holds the previous command's output ({leaked[0]!r})")
-        raise CheckFailure(f"the result after sentinel-like output {what}",
-                           received=r2.to_json(), documented=f"next-{t}\n")
+
+    def wrong_next(answer: ToolResult) -> str:
+        leaked = [x for x in lines if has(answer, x)]
+        return ("was answered with an error" if answer.is_error
+                else f"does not hold its own output next-{t}" if not has(answer, f"next-{t}")
+                else f"holds the previous command's output ({leaked[0]!r})" if leaked else "")
+
+    what = wrong_next(r2)
+    if what:
+        fail(s, f"the result after sentinel-like output {what}", received=r2,
+             documented=f"next-{t}\n", shows=lambda a: wrong_next(a.last) == what)

@@ -407,9 +407,16 @@ def explore(test: Callable[[], None], failures: tuple[type[BaseException], ...])
     return "passed"
 
 
+#: Helpers that raise a check's failure for it (``fail`` of the editor and bash checks): the
+#: failure's origin is the line that called them.
+RAISERS = frozenset({"fail"})
+
+
 def origin(e: BaseException) -> str:
     """Where an exception was raised (file and line): hypothesis' notion of a distinct bug."""
-    frames = traceback.extract_tb(e.__traceback__)
+    frames = list(traceback.extract_tb(e.__traceback__))
+    while len(frames) > 1 and frames[-1].name in RAISERS:  # the check's line, not the helper's
+        frames = frames[:-1]
     if not frames:
         return type(e).__name__
     last = frames[-1]
