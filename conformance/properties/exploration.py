@@ -48,6 +48,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.reporting import with_reporter
 
 from conformance.session import ToolSession
+from conformance.subjects.timing import MAX_ALLOWANCE, harness_lag
 
 E = TypeVar("E", bound=BaseException)
 
@@ -89,7 +90,10 @@ class Budget:
     """What a run may use: ``calls`` (deterministic: the same subject always stops at the same
     call) and a hard time cap of ``seconds`` (only for a subject or machine far slower than
     expected: a run that hits it is *incomplete*, never a pass or a failure; see
-    :attr:`timed_out`)."""
+    :attr:`timed_out`). Time is judged fairly (:mod:`conformance.subjects.timing`): the
+    harness's own scheduling lag since the clock started is not counted (up to
+    :data:`~conformance.subjects.timing.MAX_ALLOWANCE` times ``seconds``), so a machine busy
+    with other work stretches the cap instead of ending the run."""
 
     seconds: float
     calls: int = MAX_CALLS
@@ -100,6 +104,8 @@ class Budget:
     ran_out: bool = False
     #: Set when it was the time cap that ended it: the run is incomplete.
     timed_out: bool = False
+    #: :func:`~conformance.subjects.timing.harness_lag` when the clock started.
+    lag_start: float = field(default_factory=harness_lag)
 
     @classmethod
     def for_session(cls, s: ToolSession, seconds: float | None = None,
@@ -114,10 +120,14 @@ class Budget:
     def restart(self) -> None:
         """Start the clock now (when the run gets its turn)."""
         self.started = time.monotonic()
+        self.lag_start = harness_lag()
 
     @property
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        """Seconds used: wall time since the clock started, less the harness's scheduling lag
+        meanwhile (the time it waited for a CPU; at most ``MAX_ALLOWANCE`` times the cap)."""
+        lag = max(0.0, harness_lag() - self.lag_start)
+        return time.monotonic() - self.started - min(lag, MAX_ALLOWANCE * self.seconds)
 
     def left(self, share: float = 1.0) -> float:
         return self.seconds * share - self.elapsed
