@@ -16,12 +16,33 @@ def shared_dir() -> Path:
     return SHARED
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that needs ``../shared`` (the ``shared_dir`` fixture, directly or through
-    another fixture) carries the ``shared`` marker: ``-m 'not shared'`` deselects them all."""
+    another fixture) carries the ``shared`` marker: ``-m 'not shared'`` deselects them all.
+
+    For ``pytest -n 2`` (``--dist loadgroup --no-loadscope-reorder``, pyproject's addopts; issue
+    21): the tests that share a module-scoped fixture form one xdist group, so the fixture (a
+    whole run of subjects, say) is built on one worker instead of on each; and the ``slow`` tests
+    come first (a stable sort: otherwise in file order), so that no long test starts last while
+    the other worker has nothing left to do.
+    """
     for item in items:
         if "shared_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.shared)
+        group = _module_fixture_group(item)
+        if group and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def _module_fixture_group(item: pytest.Item) -> str | None:
+    """The module's path when ``item`` uses a module-scoped fixture (none: ``None``)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        if any(d.scope == "module" for d in defs):
+            return item.nodeid.split("::", 1)[0]
+    return None
 
 
 # --- no litter (issue 26): nothing left in the checkout or the temporary directory ------------

@@ -128,6 +128,7 @@ def test_the_reference_agrees_and_the_run_is_the_same_every_time(tmp_path: Path)
     ("bash_restarts_after_failure", "state:"),
     ("bash_restart_hangs_up", "restart:process"),
 ])
+@pytest.mark.slow
 def test_a_broken_subject_is_found_with_a_verified_minimal_reproducer(
         tmp_path: Path, name: str, key: str) -> None:
     report = _explore(name, tmp_path)

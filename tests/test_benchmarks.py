@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Every test here waits for the whole smoke run (the module fixture).
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

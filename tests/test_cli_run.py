@@ -18,6 +18,7 @@ BROKEN = ROOT / "tests" / "broken"
 NODE_SUBJECT = ROOT / "tests" / "subjects" / "bash_tool.mjs"
 
 
+@pytest.mark.slow
 def test_all_reference_passes_and_writes_reports(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
     assert main(["run", "--all-reference", "--out", str(out)]) == 0
@@ -59,6 +60,7 @@ def test_json_lines_output(capsys) -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.slow
 def test_a_node_subject_passes_every_bash_check(capsys) -> None:
     code = main(["run", "--bash-cmd", f"node {NODE_SUBJECT}", "--timeout", "3"])
     out = capsys.readouterr().out

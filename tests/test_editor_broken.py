@@ -41,6 +41,7 @@ def test_failure_message_shows_received_documented_and_reproducer() -> None:
     assert out.failure.reproducer[-1]["old_str"] == "x = 1"
 
 
+@pytest.mark.slow
 def test_broken_editors_under_the_real_runner() -> None:
     """The same exactness through ``conformance.runner`` (subject host process, deadlines), for
     one broken editor per area (all of them would take minutes of subprocesses)."""

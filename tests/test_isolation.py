@@ -140,6 +140,7 @@ def test_command_subject_process_group_is_killed(session_of, unsandboxed) -> Non
     assert not alive(pid)
 
 
+@pytest.mark.slow
 def test_hostile_subjects_fail_their_checks_and_the_run_goes_on() -> None:
     hostile = [subject("hangs_always"), subject("exits"), subject("endless_print")]
     reference = factory_subject("conformance.reference.bash:factory", family="bash",

@@ -98,6 +98,7 @@ def _row(doc: dict, check_id: str) -> dict:
     return next(r for r in doc["checks"] if r["id"] == check_id)
 
 
+@pytest.mark.slow  # the first to use the matrix fixture: it pays for the run
 def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     code, out, printed = matrix
     assert code == 0, printed

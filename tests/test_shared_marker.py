@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import nested_pytest_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +22,7 @@ def collected(tmp_path: Path, *args: str) -> set[str]:
     return {line for line in proc.stdout.splitlines() if "::" in line}
 
 
+@pytest.mark.slow  # collects in subprocesses
 def test_tests_using_shared_dir_are_marked_shared(tmp_path: Path) -> None:
     files = ["tests/test_bash_checks.py", "tests/test_validation_seeds.py"]
     shared = collected(tmp_path, "-m", "shared", *files)

@@ -12,6 +12,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from conformance import runner
 from conformance.results import Outcome
 from conformance.subjects import command_subject
@@ -20,6 +22,7 @@ SLOW_START = Path(__file__).resolve().parent / "conformant" / "slow_start_bash.p
 CHECKS = ["bash.session.cwd_persists", "bash.restart.confirms", "bash.timeout.*"]
 
 
+@pytest.mark.slow
 def test_an_8_s_start_up_passes_at_the_default_timeout() -> None:
     subject = command_subject(f"{shlex.quote(sys.executable)} {shlex.quote(str(SLOW_START))}",
                               family="bash", name="slow-start")
@@ -30,6 +33,7 @@ def test_an_8_s_start_up_passes_at_the_default_timeout() -> None:
     assert bad == {}, bad
 
 
+@pytest.mark.slow
 def test_the_model_check_passes_a_slow_start_up() -> None:
     """bash.model.agrees_with_session_model starts a fresh subject per example: start-up (3 s
     here, two subjects starting ahead) is not counted against its time cap, and the run is

@@ -175,6 +175,7 @@ def test_lone_surrogates_do_not_crash_the_host(tmp_path: Path, monkeypatch: pyte
     assert s.faults == []
 
 
+@pytest.mark.slow
 def test_a_run_on_surrogate_text_writes_its_reports(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(

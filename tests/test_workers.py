@@ -35,6 +35,7 @@ def test_reference_workers_pass_every_worker_check(spec: str) -> None:
     assert all(o is Outcome.PASS for o, _ in outcomes.values()), outcomes
 
 
+@pytest.mark.slow
 def test_a_worker_in_another_process_passes_through_the_http_server() -> None:
     cmd = f"{sys.executable} -m conformance.reference.worker"
     subject = worker_command_subject(cmd)
