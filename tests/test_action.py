@@ -158,7 +158,8 @@ def test_the_script_installs_the_suite_into_a_fresh_interpreter(tmp_path: Path) 
     work = tmp_path / "work"
     work.mkdir()
     r = run_action(work, install=True, subject="reference-bash", tool_type="bash_20250124",
-                   args=f"--check {CHECK}", python=str(python), suite=str(ROOT))
+                   args=f"--check {CHECK}", python=str(python), suite=str(ROOT),
+                   pip_args="--no-compile")  # the pip-args input; no .pyc ahead (issue 21)
     assert r["proc"].returncode == 0, (r["proc"].stdout + r["proc"].stderr)[-3000:]
     assert (env_dir / "bin" / "tooluse").is_file()  # installed there, and that one ran
     assert "PASS" in r["summary"]

@@ -166,8 +166,10 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     py = str(env_dir / "bin" / "python")
     env = _clean_env(env_dir)
-    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
-         cwd=tmp_path, env=env)
+    # --no-compile: no .pyc written ahead for every installed module (CPU the test does not
+    # need; Python compiles what the commands import as they import it; issue 21)
+    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
+          str(wheel)], cwd=tmp_path, env=env)
     installed = json.loads(_run([py, "-m", "pip", "list", "--format", "json"], cwd=tmp_path,
                                 env=env).stdout)
     names_installed = {p["name"].lower() for p in installed}
@@ -203,8 +205,8 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     # 4. The server is an extra: without it, serve says which one; with it, serve and replay work.
     bare = _run([tooluse, "serve", "ptc", "--port", "0"], cwd=work, env=env, check=False)
     assert bare.returncode == 2 and "tooluse-conformance[serve]" in bare.stderr, bare.stderr
-    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{wheel}[serve]"],
-         cwd=tmp_path, env=env)
+    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
+          f"{wheel}[serve]"], cwd=tmp_path, env=env)
     url, _ = _serve_first_line([tooluse, "serve", "ptc", "--port", "0"], work, env)
     assert url.startswith("http://127.0.0.1:")
     _, err = _serve_first_line([tooluse, "replay", f"fixtures/{CASSETTE}", "--port", "0"],
