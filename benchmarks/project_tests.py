@@ -1,5 +1,6 @@
-"""``tests``: the project's own tests as ``nox -s tests`` runs them (``pytest -n 2 -q``), against
-their budget.
+"""``tests``: the project's own tests as ``nox -s tests`` runs them (``pytest -n 4 -q``: four
+workers on two cores, since tests spend about half their time waiting for subjects), against their
+budget.
 
 The budget is for an idle 2-core machine: :data:`BUDGET_SECONDS` of wall time. The row also
 gives the CPU time (user + system of pytest, its workers and every subject they started), which
@@ -23,6 +24,8 @@ from typing import Any
 #: ``nox -s tests`` on an idle 2-core machine (issue 21: ~10 minutes before, 5 or less after).
 BUDGET_SECONDS = 300.0
 ROOT = Path(__file__).resolve().parents[1]
+#: pytest-xdist workers, as in noxfile.py's ``tests`` session.
+WORKERS = 4
 #: In ``--smoke``: two quick tests, to check the row's shape.
 SMOKE = ["tests/test_timing.py", "-k", "grows_by_the_load or has_a_cap"]
 
@@ -40,7 +43,7 @@ def _counts(output: str) -> dict[str, int]:
 
 def measure(smoke: bool = False) -> list[dict[str, Any]]:
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    argv += ["-n", "0", *SMOKE] if smoke else ["-n", "2"]
+    argv += ["-n", "0", *SMOKE] if smoke else ["-n", str(WORKERS)]
     load = os.getloadavg()
     # pytest's own directories in one removed at the end (not pytest-of-<user> in $TMPDIR, which
     # is the test session's when tests/test_benchmarks.py runs this)
@@ -51,7 +54,7 @@ def measure(smoke: bool = False) -> list[dict[str, Any]]:
         wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     cpus = os.cpu_count() or 1
     return [{
-        "section": "tests", "what": "the project's tests (nox -s tests: pytest -n 2 -q)"
+        "section": "tests", "what": f"the project's tests (nox -s tests: pytest -n {WORKERS} -q)"
         + (" — smoke: two tests" if smoke else ""),
         "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "exit": proc.returncode,
         "counts": _counts(proc.stdout), "cpus": cpus,
