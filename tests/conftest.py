@@ -24,7 +24,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     For ``pytest -n 2`` (``--dist loadgroup --no-loadscope-reorder``, pyproject's addopts; issue
     21): the tests that share a module-scoped fixture form one xdist group, so the fixture (a
     whole run of subjects, say) is built on one worker instead of on each; and the ``slow`` tests
-    come first (a stable sort: otherwise in file order), so that no long test starts last while
+    come first, the longest first (a stable sort: otherwise in file order), so that no long test starts last while
     the other worker has nothing left to do.
     """
     for item in items:
@@ -33,7 +33,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         group = _module_fixture_group(item)
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=_schedule_key)
+
+
+def _schedule_key(item: pytest.Item) -> tuple[bool, float]:
+    """``slow`` tests first, the longest first (``@pytest.mark.slow(55)``: about 55 s idle)."""
+    mark = item.get_closest_marker("slow")
+    return mark is None, -float(mark.args[0]) if mark is not None and mark.args else 0.0
 
 
 def _module_fixture_group(item: pytest.Item) -> str | None:

@@ -149,7 +149,7 @@ def test_a_usage_error_of_tooluse_is_exit_2_with_a_summary(tmp_path: Path) -> No
 
 # --- the installation step ------------------------------------------------------------------------
 
-@pytest.mark.slow
+@pytest.mark.slow(35)
 @pytest.mark.packaging
 def test_the_script_installs_the_suite_into_a_fresh_interpreter(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Every test here waits for the whole smoke run (the module fixture).
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(50)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ BROKEN = ROOT / "tests" / "broken"
 NODE_SUBJECT = ROOT / "tests" / "subjects" / "bash_tool.mjs"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(35)
 def test_all_reference_passes_and_writes_reports(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
     assert main(["run", "--all-reference", "--out", str(out)]) == 0

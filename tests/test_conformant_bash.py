@@ -46,7 +46,7 @@ def test_there_are_conformant_bash_subjects() -> None:
     assert len(SUBJECTS) >= 5, SUBJECTS
 
 
-@pytest.mark.slow  # the fixture runs every subject against every bash check
+@pytest.mark.slow(50)  # the fixture runs every subject against every bash check
 @pytest.mark.parametrize("name", SUBJECTS)
 def test_a_conformant_subject_fails_no_must_check(outcomes, name: str) -> None:
     results = outcomes[name]

@@ -72,7 +72,7 @@ def result(run: dict[str, Any], subject: str, check: str) -> dict[str, Any]:
     return run["results"][(f"subjects.py:{subject}", check)]
 
 
-@pytest.mark.slow  # the first to use hostile_run: it pays for the run
+@pytest.mark.slow(25)  # the first to use hostile_run: it pays for the run
 def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
     proc = hostile_run["proc"]
     # Four never answer their first call (they hang, exit or crash on it, or run out of memory

@@ -98,7 +98,7 @@ def _row(doc: dict, check_id: str) -> dict:
     return next(r for r in doc["checks"] if r["id"] == check_id)
 
 
-@pytest.mark.slow  # the first to use the matrix fixture: it pays for the run
+@pytest.mark.slow(25)  # the first to use the matrix fixture: it pays for the run
 def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     code, out, printed = matrix
     assert code == 0, printed
@@ -276,7 +276,7 @@ def test_find_python_skips_what_does_not_run(tmp_path: Path, monkeypatch) -> Non
     envs.find_python.cache_clear()
 
 
-@pytest.mark.slow  # builds a virtual environment (~40 s; needs the package index)
+@pytest.mark.slow(45)  # builds a virtual environment (~40 s; needs the package index)
 def test_a_column_in_its_own_python(tmp_path: Path, capsys) -> None:
     from conformance.matrix.envs import find_python
 

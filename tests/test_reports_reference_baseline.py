@@ -26,7 +26,7 @@ def test_committed_baseline_is_a_valid_results_file() -> None:
     assert doc["run"]["started_at"] == "<volatile>"  # normalised, so the file diffs cleanly
 
 
-@pytest.mark.slow  # the whole reference run (~30 s on two cores); `-m "not slow"` skips it
+@pytest.mark.slow(40)  # the whole reference run (~30 s on two cores); `-m "not slow"` skips it
 def test_committed_baseline_equals_a_fresh_run() -> None:
     """In this test process, whatever ran in it before: the reference run's results do not
     depend on it (a full-suite worker once gave the editor model check other examples, from the

@@ -107,6 +107,7 @@ def _judge(good: list[Subject], bad: list[Subject], targets: dict[str, str],
                                     for r in results if r.rejudged))
 
 
+@pytest.mark.slow(50)  # a minute of busy loops: scheduled first under -n N
 def test_timed_verdicts_hold_on_a_saturated_machine() -> None:
     """The bash subjects whose verdicts rest on time, with 3 busy processes per CPU."""
     good = [s for s in _good() if s.name in TIMED_GOOD]

@@ -33,7 +33,7 @@ def test_an_8_s_start_up_passes_at_the_default_timeout() -> None:
     assert bad == {}, bad
 
 
-@pytest.mark.slow
+@pytest.mark.slow(45)
 def test_the_model_check_passes_a_slow_start_up() -> None:
     """bash.model.agrees_with_session_model starts a fresh subject per example: start-up (3 s
     here, two subjects starting ahead) is not counted against its time cap, and the run is

@@ -136,7 +136,7 @@ def _serve_first_line(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[s
     return url, err
 
 
-@pytest.mark.slow
+@pytest.mark.slow(55)
 @pytest.mark.packaging
 def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
