@@ -18,7 +18,9 @@ from conformance.results import Outcome
 from simulator.rules import RULES
 
 BROKEN = sorted((Path(__file__).parent / "broken").glob("loop_*.py"))
-LOOP_CHECKS = sorted([*(s.id for s in SCENARIOS), "loop.corpus.drives_every_conversation"])
+LOOP_CHECKS = sorted([*(s.id for s in SCENARIOS), "loop.corpus.drives_every_conversation",
+                      "loop.container.kept_on_continuation", "loop.ptc.caller_resent",
+                      "loop.errors.retry_after_respected"])
 
 
 def test_every_scenario_is_a_registered_check_on_a_corpus_cassette() -> None:

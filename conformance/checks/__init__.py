@@ -12,8 +12,9 @@ from conformance.checks import (  # noqa: F401
     bash_output,
     editor,
     loop,
+    loop_warnings,
     sandbox,
     worker,
 )
 
-__all__ = ["bash", "bash_errors", "bash_model", "bash_output", "editor", "loop", "sandbox", "worker"]
+__all__ = ["bash", "bash_errors", "bash_model", "bash_output", "editor", "loop", "loop_warnings", "sandbox", "worker"]

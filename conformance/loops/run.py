@@ -19,6 +19,7 @@ import asyncio
 import inspect
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,29 @@ API_KEY = "sk-tooluse-simulator"
 
 
 @dataclass
+class Sent:
+    """One request the loop sent, as the simulation saw it (times on the simulation's monotonic
+    clock, in seconds: when the request arrived and when its answer was handed back)."""
+
+    body: Any
+    arrived: float
+    answered: float
+    status: int
+    #: The answer's ``retry-after`` header (seconds, as sent), if any.
+    retry_after: str | None = None
+    request_id: str | None = None
+    #: The recorded exchange served to it (None: refused, faulted or unmatched).
+    exchange: int | None = None
+    #: The rule whose error answered it (None: no rule refused it).
+    rule: str | None = None
+    #: The body the engine judged (a ``thread: continue`` request expanded to its history;
+    #: None: it never reached the engine).
+    judged: Any = None
+    #: The engine log's length when it arrived (where :meth:`Harness.finish` looks for it).
+    log_mark: int = field(default=0, repr=False)
+
+
+@dataclass
 class LoopOutcome:
     scenario: LoopScenario
     #: (rule id, message, offending request body) for each unexpected violation.
@@ -53,6 +77,8 @@ class LoopOutcome:
     requests: list[Any] = field(default_factory=list)
     #: What the tolerant matchers normalised to match a request, one line each (exchange first).
     normalised: list[str] = field(default_factory=list)
+    #: Every request with its answer, in the order the simulation received them.
+    sent: list[Sent] = field(default_factory=list)
 
 
 #: How long one conversation of a scenario may take, in seconds of wall time: a scenario's
@@ -100,12 +126,17 @@ class Harness:
         with self._lock:
             self.outcome.requests.append(body)
             count = len(self.outcome.requests)
+        arrived, mark = time.monotonic(), len(self.engine.log)
         if count > self.max_requests:
             from simulator.errors import invalid_request
 
             return invalid_request(f"tooluse: the loop sent more than {self.max_requests} requests "
                                    f"in scenario {self.scenario.id}; it does not converge")
-        return self.threads(request)
+        response = self.threads(request)
+        with self._lock:
+            self.outcome.sent.append(Sent(body, arrived, time.monotonic(), response.status,
+                                          response.headers.get("retry-after"), log_mark=mark))
+        return response
 
     def run_tool(self, name: str, tool_input: dict[str, Any], tool_use_id: str | None = None) -> Any:
         return self.results.get(str(tool_use_id), "ok")
@@ -116,12 +147,18 @@ class Harness:
         from simulator.events import ExchangeServed, Mismatch, RequestReceived, RuleViolated
 
         outcome = self.outcome
+        received: list[tuple[int, RequestReceived]] = []
         bodies: dict[str, Any] = {}
-        for ev in self.engine.log[self.first_seq:]:
+        served: dict[str, int] = {}
+        refused: dict[str, str] = {}
+        for seq, ev in enumerate(self.engine.log[self.first_seq:], self.first_seq):
             if isinstance(ev, RequestReceived):
                 bodies[ev.request_id] = ev.body
-            elif isinstance(ev, RuleViolated) and ev.answered and not ev.expected:
-                outcome.violations.append((ev.rule_id, ev.message, ev.body))
+                received.append((seq, ev))
+            elif isinstance(ev, RuleViolated) and ev.answered:
+                refused[ev.request_id] = ev.rule_id
+                if not ev.expected:
+                    outcome.violations.append((ev.rule_id, ev.message, ev.body))
             elif isinstance(ev, ExchangeServed) and ev.normalised:
                 outcome.normalised += [f"exchange {ev.exchange_index}: {n}" for n in ev.normalised]
             elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
@@ -131,6 +168,17 @@ class Harness:
                     f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "
                     f"recording (recorded {_short(ev.expected)}, received {_short(ev.received)})",
                     bodies.get(ev.request_id)))
+            if isinstance(ev, ExchangeServed) and ev.status < 400:
+                served[ev.request_id] = ev.exchange_index
+        claimed: set[str] = set()
+        for sent in outcome.sent:  # the engine's request: the first unclaimed one after it arrived
+            later = [ev for seq, ev in received if seq >= sent.log_mark
+                     and ev.request_id not in claimed]
+            got = next((e for e in later if e.body == sent.body), later[0] if later else None)
+            if got is not None:
+                claimed.add(got.request_id)
+                sent.request_id, sent.judged = got.request_id, got.body
+                sent.exchange, sent.rule = served.get(got.request_id), refused.get(got.request_id)
         # A deliberate violation the loop did not commit (the engine served the corrected request
         # after it) was not driven as recorded either.
         outcome.unserved = sorted([i for _, i in self.engine.remaining()]

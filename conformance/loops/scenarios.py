@@ -214,6 +214,14 @@ SCENARIOS: tuple[LoopScenario, ...] = (
                  "code_execution/code_execution_20260120/container_expired.json",
                  "a request refused for an expired container is sent again without `container`",
                  seed(SEED_CODE_EXECUTION, "Penggunaan ulang container"), setup=1,
+                 # SHOULD, not MUST (recalibrated in issue 23): the seed says a request naming an
+                 # expired container "returns an error instead of restoring it" and tells the
+                 # developer to "send the request again without the `container` parameter to get
+                 # a new container" -- the remedy, not that a client must apply it by itself. A
+                 # loop that hands the API's 400 to the application reports the failure as it
+                 # is (no data loss, no success reported for a failure); one that recovers on
+                 # its own follows the documented remedy.
+                 severity="SHOULD",
                  variant_kind=_CODE_EXECUTION, variants=_ce("code_execution/{v}/container_expired.json")),
     LoopScenario("loop.errors.transient_retried", "bash/bash_20250124/one_command.json",
                  "transient 429 and 529 answers are retried and the conversation completes",
@@ -225,3 +233,13 @@ SCENARIOS: tuple[LoopScenario, ...] = (
 )
 
 BY_ID = {s.id: s for s in SCENARIOS}
+
+#: The scenario of the warning check ``loop.errors.retry_after_respected``
+#: (:mod:`conformance.checks.loop_warnings`): the first request is answered 429 with
+#: ``retry-after: 1`` (the API's unit, seconds), then served as recorded.
+RETRY_AFTER = LoopScenario(
+    "loop.errors.retry_after_respected", "bash/bash_20250124/one_command.json",
+    "a request answered 429 with retry-after is not sent again before that many seconds",
+    protocol("5. Error responses: Headers (retry-after)"), severity="SHOULD",
+    faults={0: [Fault("rate_limit", retry_after=1)]}, variant_kind=_CLIENT_TOOL,
+    variants=_fn("bash/bash_20250124/one_command.json", "functions/custom/one_call.json"))

@@ -67,8 +67,19 @@ class LoopSession:
         return resolved
 
     def run(self, scenario_id: str) -> LoopOutcome:
-        outcome = self.subject.drive(self.scenario(scenario_id), self.workdir,
-                                     start_timeout=self.start_timeout,
+        return self.drive(self.scenario(scenario_id))
+
+    def resolve(self, scenario: LoopScenario) -> LoopScenario | str:
+        """A scenario that is not a check of its own (a warning check's) as this loop runs it,
+        or why it is not applicable (the loop declares its id unsupported, or no recording for
+        the loop's variant)."""
+        unsupported, variants = self.subject.declared(self.workdir, self.confinement)
+        reason = unsupported.get(scenario.id)
+        return str(reason) if reason else scenario.for_variants(variants)
+
+    def drive(self, scenario: LoopScenario) -> LoopOutcome:
+        """One run of ``scenario`` as given (already resolved for the loop's variants)."""
+        outcome = self.subject.drive(scenario, self.workdir, start_timeout=self.start_timeout,
                                      confinement=self.confinement)
         self.history = list(outcome.requests)
         return outcome

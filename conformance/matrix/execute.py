@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance.matrix.config import MatrixConfig, SubjectEntry, dir_name
-from conformance.matrix.envs import EnvResult, ensure_env, env_dir_of, is_ready
+from conformance.matrix.envs import EnvResult, ensure_env, env_dir_of, is_ready, program_dir
 from conformance.reports import ResultsFileError, load_results
 from conformance.runner import default_jobs
 
@@ -145,6 +145,10 @@ def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_d
                          env_dir=env.env_dir)
     environ = _environ(entry, env)
     info = probe(env.python, entry.version_of, environ)
+    if entry.program_requirements and env.env_dir is not None:
+        # the program's own venv holds what it pins (llm-anthropic's anthropic<2)
+        program = probe(program_dir(env.env_dir) / "bin" / "python", entry.version_of, environ)
+        info["version"] = program.get("version")
     out_dir = out_root / "runs" / dir_name(entry.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     results_path = out_dir / "results.json"
