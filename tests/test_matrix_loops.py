@@ -88,3 +88,18 @@ def test_the_committed_loop_matrix_is_valid_and_current() -> None:
     ids = {row["id"] for row in doc["checks"]}
     assert ids and all(i.startswith("loop.") for i in ids)
     assert not stale_checks(doc), "reports/frameworks is stale: regenerate it with nox -s matrix"
+
+
+def test_skip_checks_leaves_those_checks_out_of_the_column_run(tmp_path: Path) -> None:
+    from conformance.matrix.execute import run_argv
+
+    config = load_config(_config(tmp_path, '[[subject]]\nname = "a"\ntool_type = "agent_loop"\n'
+                                           'command = "x"\nskip_checks = ["loop.corpus.*"]\n'))
+    argv = run_argv(config.subjects[0], config, tmp_path, jobs=1,
+                    checks=["loop.errors.*", "loop.corpus.*"])
+    chosen = argv[argv.index("--check") + 1:argv.index("--out")]
+    assert "loop.errors.transient_retried" in chosen
+    assert not [c for c in chosen if c.startswith("loop.corpus")]
+    with pytest.raises(UsageError, match="skip_checks"):
+        load_config(_config(tmp_path, '[[subject]]\nname = "a"\ntool_type = "agent_loop"\n'
+                                      'command = "x"\nskip_checks = "loop.corpus.*"\n'))

@@ -20,7 +20,7 @@ MATRIX_KEYS = {"timeout", "startup_timeout", "jobs"}
 #: Keys of a ``[[subject]]`` entry.
 SUBJECT_KEYS = {"name", "tool_type", "factory", "command", "python", "requirements", "timeout",
                 "startup_timeout", "jobs", "env", "version_of", "max_characters", "npm",
-                "program_requirements"}
+                "program_requirements", "skip_checks"}
 #: The tool type of an agent-loop column (``factory``: ``--loop``, ``command``: ``--loop-cmd``).
 LOOP_TYPE = "agent_loop"
 _PYTHON = re.compile(r"3\.[0-9]{1,2}")
@@ -49,6 +49,9 @@ class SubjectEntry:
     #: (llm-anthropic pins anthropic<2): a venv of their own, ``program/`` in the environment,
     #: first on the command's PATH (the suite is in it too, without its dependencies).
     program_requirements: tuple[str, ...] = ()
+    #: Check patterns this column does not run (its cells show "—", the column did not run it):
+    #: the loop corpus check for programs started once per cassette (minutes of CPU each).
+    skip_checks: tuple[str, ...] = ()
 
     @property
     def own_env(self) -> bool:
@@ -206,6 +209,10 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
     if program and (family != "loop" or command is None):
         raise UsageError(f"{path}: {where}: program_requirements is for agent_loop subjects "
                          "given by command")
+    skip = entry.get("skip_checks", [])
+    if not isinstance(skip, list) or not all(isinstance(r, str) and r.strip() for r in skip):
+        raise UsageError(f"{path}: {where}: skip_checks must be a list of check id patterns, "
+                         "e.g. [\"loop.corpus.*\"]")
     max_chars = entry.get("max_characters")
     if max_chars is not None and (family != "editor" or not isinstance(max_chars, int)
                                   or isinstance(max_chars, bool) or max_chars < 1):
@@ -219,7 +226,8 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
         jobs=_jobs(path, where, entry, allow_zero=False), env=dict(env),
         version_of=_text(path, where, entry, "version_of"), max_characters=max_chars,
         npm=tuple(r.strip() for r in npm),
-        program_requirements=tuple(r.strip() for r in program))
+        program_requirements=tuple(r.strip() for r in program),
+        skip_checks=tuple(r.strip() for r in skip))
 
 
 def _no_unknown(path: Path, where: str, table: dict[str, Any], known: set[str]) -> None:

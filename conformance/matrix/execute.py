@@ -9,6 +9,7 @@ column's status and reason, not an error of the whole matrix.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shlex
@@ -79,6 +80,13 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
     for name in sorted(entry.env):  # the sandbox gives subjects an allow-listed environment
         if name not in ALLOWED_ENV and not name.startswith("TOOLUSE_"):
             argv += ["--pass-env", name]
+    if entry.skip_checks:  # the checks the patterns select, less those the column skips
+        import conformance.checks  # noqa: F401  (registers every check)
+        from conformance.catalog import CATALOG
+
+        checks = [i for i, c in sorted(CATALOG.items()) if c.applies(entry.tool_type)
+                  and (not checks or any(fnmatch.fnmatchcase(i, p) for p in checks))
+                  and not any(fnmatch.fnmatchcase(i, p) for p in entry.skip_checks)]
     if checks:
         argv += ["--check", *checks]
     return [*argv, "--out", str(out_dir)]
