@@ -21,5 +21,7 @@ Agent frameworks (agent-loop subjects; ``frameworks.toml``, findings in ``docs/f
 - :mod:`conformance.adapters.langchain_agent`: LangChain ``create_agent`` on langchain-anthropic
   (``--loop-cmd``).
 - :mod:`conformance.adapters.litellm_loop`: LiteLLM under an OpenAI-style loop (``--loop-cmd``).
+- :mod:`conformance.adapters.llm_anthropic`: llm with llm-anthropic (``--loop-cmd``, a venv of its own:
+  it pins ``anthropic<2``).
 - :mod:`conformance.adapters.vercel_ai`: the Vercel AI SDK, ``node/vercel_ai.mjs`` (``--loop-cmd``).
 """

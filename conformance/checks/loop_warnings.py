@@ -48,7 +48,7 @@ def _fail(findings: list[Finding], outcome: LoopOutcome, prefix: str = "") -> Ch
        source=seed(SEED_CODE_EXECUTION, "Penggunaan ulang container"),
        statement="a request continuing a conversation sends the container id the previous "
                  "response named")
-def container_kept_on_continuation(s: LoopSession) -> str:
+def container_kept_on_continuation(s: LoopSession) -> None:
     """Drives a pause_turn resend and a client tool answered next to code execution (those the
     loop can run) and reads every continuation after a response naming a container.
 
@@ -91,14 +91,14 @@ def container_kept_on_continuation(s: LoopSession) -> str:
                                f"the API refuses the same drop when programmatic calls wait, so "
                                f"{CONTAINER_REFUSED} reports it (ptc.container.required)")
         raise _fail(drops, last, failing)
-    return f"{checked} continuation(s) sent the previous response's container"
+    return None
 
 
 @check(CALLER_CHECK, family=FAMILY, severity=Severity.SHOULD, applies_to=[TOOL_TYPE],
        source=protocol("1. Programmatic tool calling: Continuation request"),
        statement="a programmatic tool_use resent in the history keeps the code execution caller "
                  "it was served with")
-def caller_resent(s: LoopSession) -> str:
+def caller_resent(s: LoopSession) -> None:
     """Drives a programmatic call's pause and resume and reads the assistant turn the loop sends
     back: each ``tool_use`` served with a code execution ``caller`` must come back with it.
 
@@ -121,12 +121,12 @@ def caller_resent(s: LoopSession) -> str:
                            "reports a loop that stops first)")
     if lost:
         raise _fail(lost, outcome)
-    return f"{resent} programmatic tool_use block(s) resent with their caller"
+    return None
 
 
 @check(RETRY_CHECK, family=FAMILY, severity=Severity(RETRY_AFTER.severity),
        applies_to=[TOOL_TYPE], source=RETRY_AFTER.source, statement=RETRY_AFTER.statement)
-def retry_after_respected(s: LoopSession) -> str:
+def retry_after_respected(s: LoopSession) -> None:
     """Answers the first request 429 with ``retry-after: 1`` and measures, at the simulation,
     from the moment that answer was handed back to the retry's arrival.
 
@@ -149,4 +149,4 @@ def retry_after_respected(s: LoopSession) -> str:
     early = early_retries(outcome)
     if early:
         raise _fail(early, outcome)
-    return "; ".join(f"retried {waited:.2f} s after retry-after {wait:g}" for _, wait, waited in waits)
+    return None
