@@ -103,3 +103,22 @@ def test_skip_checks_leaves_those_checks_out_of_the_column_run(tmp_path: Path) -
     with pytest.raises(UsageError, match="skip_checks"):
         load_config(_config(tmp_path, '[[subject]]\nname = "a"\ntool_type = "agent_loop"\n'
                                       'command = "x"\nskip_checks = "loop.corpus.*"\n'))
+
+
+def test_the_llm_anthropic_program_declares_without_llm_installed() -> None:
+    """Its venv holds llm and the suite without dependencies: the declaration needs neither llm
+    nor anything outside the standard library (the suite's venv has no llm)."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "conformance.adapters.llm_anthropic"],
+                         env={**os.environ, "TOOLUSE_LOOP_DESCRIBE": "1"}, capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    doc = json.loads(out)
+    assert doc["variants"] == {"client_tool": "custom", "code_execution": "code_execution_20260521"}
+    assert set(doc["unsupported"]) == {"loop.ptc.pause_resume", "loop.ptc.pause_resume_streamed",
+                                       "loop.ptc.parallel_calls", "loop.ptc.several_pauses"}
+    entry = next(s for s in load_config(ROOT / "frameworks.toml").subjects
+                 if s.name == "llm-anthropic")
+    assert entry.program_requirements and "loop.corpus.*" in entry.skip_checks
