@@ -162,7 +162,20 @@ BASES: dict[str, Basis] = {
         "Container yang sudah kedaluwarsa tidak dapat digunakan kembali. Kirim ulang permintaan "
         "tanpa parameter `container` untuk mendapatkan container baru.",
         "An expired container cannot be reused. Send the request again without the `container` "
-        "parameter to get a new container."),
+        "parameter to get a new container.",
+        rule="SHOULD (recalibrated in issue 23): the sentence gives the developer's remedy; it "
+        "does not say a client must resend by itself, and a loop that hands the 400 to its "
+        "application reports the failure as it is"),
+    "loop.container.kept_on_continuation": Basis(
+        "Anda dapat menggunakan kembali container yang sudah ada di beberapa permintaan API dengan "
+        "memberikan ID container dari respons sebelumnya. Ini memungkinkan Anda mempertahankan "
+        "file yang telah dibuat di antara permintaan.",
+        "You can reuse an existing container across several API requests by giving the "
+        "container ID from the previous response. This lets you keep the files created between "
+        "requests.",
+        rule="SHOULD: a recommendation; no live capture shows the API refusing a continuation "
+        "without it (11 of 11 live continuations after code execution send it); a drop the API "
+        "refuses is ptc.container.required's"),
     # --- seed 001: text editor (Indonesian) ---
     "editor.paths.never_executed_by_directory_view": Basis(*_SECURITY_001, rule=_CODE),
     "editor.paths.never_executed_by_file_commands": Basis(*_SECURITY_001, rule=_CODE),
@@ -402,6 +415,16 @@ BASES: dict[str, Basis] = {
         "to that length"),
     "bash.output.stdout_and_stderr": Basis(
         "Return stdout and stderr combined in one `tool_result`."),
+    "loop.ptc.caller_resent": Basis(
+        "Send the full history plus a user message of **only** `tool_result` blocks, one for "
+        "every pending programmatic call.",
+        rule="SHOULD: the full history holds each programmatic tool_use with the caller it was "
+        "served with; no live capture shows the API refusing one without it (the one live "
+        "resend, pysdk__119, keeps it); a direct caller is optional"),
+    "loop.errors.retry_after_respected": Basis(
+        "`retry-after` in seconds",
+        rule="SHOULD: the header gives the wait; nothing says the API refuses an early retry "
+        "beyond another 429"),
     "loop.errors.transient_retried": Basis(
         "It retries 408, 409, 429 and ≥500, twice by default",
         rule="SHOULD: what the SDK does [S]; the docs do not require it, and a loop that gives "
