@@ -33,7 +33,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
         description=__doc__.splitlines()[0],
         epilog="CONFIG is TOML: [matrix] defaults and one [[subject]] per implementation (name, "
                "tool_type, factory or command, and optionally python, requirements, timeout, "
-               "startup_timeout, jobs, env, version_of, max_characters). See docs/matrix.md. "
+               "startup_timeout, jobs, env, version_of, max_characters, npm, program_requirements, "
+               "skip_checks). See docs/matrix.md. "
                "Exit codes: 0 the matrix is written (failures of the implementations are what it "
                "reports), 1 a column's run failed to start or finish, 2 a bad config or option.")
     p.add_argument("config", type=Path, metavar="CONFIG.toml", help="the matrix config")
