@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from simulator.cassette import Cassette, parse_cassette
@@ -139,3 +140,24 @@ def sdk_client(handler: Any, **kw: Any) -> Any:
     import httpx2
     return anthropic.Anthropic(api_key="sk-test-not-a-key", base_url="http://simulator.test",
                                http_client=httpx2.Client(transport=mock_transport(handler)), **kw)
+
+
+def record_sleeps(monkeypatch: Any, time_module: Any) -> list[float]:
+    """Make ``time_module.sleep`` return at once and record its argument, for this thread only.
+
+    ``time`` is the process's one module: patching its ``sleep`` patches it for every thread, and a
+    background thread of the harness (the load sampler of ``conformance.subjects.timing``, started
+    by an earlier test in the same xdist worker) would then spin and fill the record (a CI run spent
+    minutes printing a list of millions of its sleeps). Other threads keep sleeping for real.
+    """
+    slept: list[float] = []
+    real_sleep, me = time_module.sleep, threading.get_ident()
+
+    def fake_sleep(seconds: float) -> None:
+        if threading.get_ident() == me:
+            slept.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(time_module, "sleep", fake_sleep)
+    return slept

@@ -14,6 +14,7 @@ from _simkit import (
     exchange,
     message,
     post,
+    record_sleeps,
     sdk_client,
     text,
     user,
@@ -131,8 +132,7 @@ def test_fault_plan_validation() -> None:
 
 def test_sdk_retries_honouring_retry_after_and_529(monkeypatch: pytest.MonkeyPatch) -> None:
     import anthropic._base_client as base
-    sleeps: list[float] = []
-    monkeypatch.setattr(base.time, "sleep", lambda s: sleeps.append(s))
+    sleeps = record_sleeps(monkeypatch, base.time)
     plan = FaultPlan(at={0: [Fault("rate_limit", retry_after=3), Fault("overloaded", retry_after=1)]})
     sim = sim_with(plan)
     client = sdk_client(sim, max_retries=2)

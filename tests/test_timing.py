@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -264,3 +265,17 @@ def test_a_subject_that_never_starts_is_re_run_once_not_once_per_check(
                 if r.rejudged and "start-up failed again when" in r.rejudged["rerun"]["message"]]
     assert len(inferred) == 2 and summary.never_started() == {
         "never": summary.results[0].message}
+
+
+def test_the_lag_sampler_keeps_sleeping_when_a_test_patches_time_sleep(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # `time` is one module for every thread: a test that records its own sleeps by patching
+    # time.sleep must not see the sampler's, nor turn the sampler into a busy loop.
+    from conformance.subjects.timing import harness_lag
+    harness_lag()  # the sampler runs
+    calls: list[float] = []
+    monkeypatch.setattr(time, "sleep", lambda s: calls.append(s))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.3:
+        pass
+    assert calls == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +10,7 @@ import anthropic
 import httpx
 import httpx2
 import pytest
+from _simkit import record_sleeps
 
 from simulator import wire as _common
 from simulator.http import SimRequest, SimResponse, SSEEvent
@@ -40,19 +40,7 @@ def _events(n: int, produced: list[int]) -> Iterator[SSEEvent]:
 
 @pytest.fixture
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    slept: list[float] = []
-    real_sleep, me = _common.time.sleep, threading.get_ident()
-
-    def fake_sleep(seconds: float) -> None:
-        # `time` is the process's one module: a background thread of the harness (the load
-        # sampler of conformance.subjects.timing, started by an earlier test in this process)
-        # still sleeps for real, and only this test's thread is recorded.
-        if threading.get_ident() == me:
-            slept.append(seconds)
-        else:
-            real_sleep(seconds)
-
-    monkeypatch.setattr(_common.time, "sleep", fake_sleep)
+    slept = record_sleeps(monkeypatch, _common.time)
 
     async def fake(seconds: float) -> None:
         slept.append(seconds)

@@ -11,6 +11,7 @@ import httpx
 import httpx2
 import pytest
 import respx
+from _simkit import record_sleeps
 
 from simulator import wire as _common
 from simulator.http import SimRequest, SimResponse, SSEEvent
@@ -96,7 +97,7 @@ def test_httpx2_async_stream_drop() -> None:
 
 
 def test_stall_becomes_the_library_read_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_common.time, "sleep", lambda s: None)
+    record_sleeps(monkeypatch, _common.time)
     with intercept(echo), pytest.raises(httpx2.ReadTimeout):
         httpx2.get(f"{API}/slow", timeout=2)
 
