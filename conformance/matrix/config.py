@@ -181,10 +181,8 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
     python = _text(path, where, entry, "python")
     if python is not None and not _PYTHON.fullmatch(python):
         raise UsageError(f"{path}: {where}: python {python!r}: give a version such as \"3.12\"")
-    reqs = entry.get("requirements", [])
-    if not isinstance(reqs, list) or not all(isinstance(r, str) and r.strip() for r in reqs):
-        raise UsageError(f"{path}: {where}: requirements must be a list of pip requirement "
-                         "strings, e.g. [\"openhands-aci==0.3.2\"]")
+    reqs = _strings(path, where, entry, "requirements",
+                    "a list of pip requirement strings, e.g. [\"openhands-aci==0.3.2\"]")
     env = entry.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise UsageError(f"{path}: {where}: env must be a table of strings, e.g. "
@@ -198,21 +196,14 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
             raise UsageError(f"{path}: {where}: env {key}: a credential never reaches a subject "
                              "(tooluse run drops it) and is never written into a config; give "
                              "the subject what it needs another way")
-    npm = entry.get("npm", [])
-    if not isinstance(npm, list) or not all(isinstance(r, str) and r.strip() for r in npm):
-        raise UsageError(f"{path}: {where}: npm must be a list of npm package specs, e.g. "
-                         "[\"ai@6.0.325\"]")
-    program = entry.get("program_requirements", [])
-    if not isinstance(program, list) or not all(isinstance(r, str) and r.strip() for r in program):
-        raise UsageError(f"{path}: {where}: program_requirements must be a list of pip "
-                         "requirement strings")
+    npm = _strings(path, where, entry, "npm", "a list of npm package specs, e.g. [\"ai@6.0.325\"]")
+    program = _strings(path, where, entry, "program_requirements",
+                       "a list of pip requirement strings")
     if program and (family != "loop" or command is None):
         raise UsageError(f"{path}: {where}: program_requirements is for agent_loop subjects "
                          "given by command")
-    skip = entry.get("skip_checks", [])
-    if not isinstance(skip, list) or not all(isinstance(r, str) and r.strip() for r in skip):
-        raise UsageError(f"{path}: {where}: skip_checks must be a list of check id patterns, "
-                         "e.g. [\"loop.corpus.*\"]")
+    skip = _strings(path, where, entry, "skip_checks",
+                    "a list of check id patterns, e.g. [\"loop.corpus.*\"]")
     max_chars = entry.get("max_characters")
     if max_chars is not None and (family != "editor" or not isinstance(max_chars, int)
                                   or isinstance(max_chars, bool) or max_chars < 1):
@@ -220,14 +211,12 @@ def _subject(path: Path, i: int, entry: Any) -> SubjectEntry:
                          "editor subjects only")
     return SubjectEntry(
         name=name.strip(), family=family, tool_type=tool_type, factory=factory, command=command,
-        python=python, requirements=tuple(r.strip() for r in reqs),
+        python=python, requirements=reqs,
         timeout=_positive(path, where, entry, "timeout", None),
         startup_timeout=_positive(path, where, entry, "startup_timeout", None),
         jobs=_jobs(path, where, entry, allow_zero=False), env=dict(env),
         version_of=_text(path, where, entry, "version_of"), max_characters=max_chars,
-        npm=tuple(r.strip() for r in npm),
-        program_requirements=tuple(r.strip() for r in program),
-        skip_checks=tuple(r.strip() for r in skip))
+        npm=npm, program_requirements=program, skip_checks=skip)
 
 
 def _no_unknown(path: Path, where: str, table: dict[str, Any], known: set[str]) -> None:
@@ -248,6 +237,15 @@ def _text(path: Path, where: str, table: dict[str, Any], key: str) -> str | None
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{path}: {where}: {key} must be a non-empty string")
     return value.strip()
+
+
+def _strings(path: Path, where: str, table: dict[str, Any], key: str,
+             what: str) -> tuple[str, ...]:
+    """``key``'s list of non-empty strings, stripped (empty when absent); ``what`` it must be."""
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(r, str) and r.strip() for r in value):
+        raise UsageError(f"{path}: {where}: {key} must be {what}")
+    return tuple(r.strip() for r in value)
 
 
 def _positive(path: Path, where: str, table: dict[str, Any], key: str,
