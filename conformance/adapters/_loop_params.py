@@ -1,11 +1,28 @@
-"""What the ``--loop-cmd`` framework adapters read from the scenario's parameters file
-(``TOOLUSE_LOOP_PARAMS``, :mod:`conformance.loops.command`): the opening question and the
-recorded result of a call. Standard library only: it runs in the framework's environment."""
+"""What the ``--loop-cmd`` framework adapters share: the program's entry (answer the describe
+call, or run each conversation of the scenario's parameters file, ``TOOLUSE_LOOP_PARAMS``,
+:mod:`conformance.loops.command`), the opening question and the recorded result of a call.
+Standard library only: it runs in the framework's environment."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from typing import Any
+
+
+def run_program(describe: dict[str, Any],
+                conversation: Callable[[dict[str, Any], dict[str, Any]], Any]) -> int:
+    """A ``--loop-cmd`` program's ``main``: print ``describe`` when asked to describe itself
+    (``TOOLUSE_LOOP_DESCRIBE=1``), else hold each conversation of the parameters file."""
+    if os.environ.get("TOOLUSE_LOOP_DESCRIBE") == "1":
+        print(json.dumps(describe))
+        return 0
+    with open(os.environ["TOOLUSE_LOOP_PARAMS"]) as f:
+        doc = json.load(f)
+    for params in doc["conversations"]:
+        conversation(doc, params)
+    return 0
 
 
 def opening_prompt(params: dict[str, Any]) -> str:
@@ -23,3 +40,11 @@ def recorded_result(doc: dict[str, Any], name: str, tool_input: Any) -> str:
             content = call["content"]
             return content if isinstance(content, str) else json.dumps(content)
     return "ok"
+
+
+def recorded_call(doc: dict[str, Any], name: str) -> Callable[..., str]:
+    """A client tool's implementation for a framework: called with the tool's input as keyword
+    arguments, it answers the recorded result of that call."""
+    def call(**kwargs: Any) -> str:
+        return recorded_result(doc, name, kwargs)
+    return call

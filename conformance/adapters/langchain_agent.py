@@ -16,12 +16,11 @@ before server tools, a formatting choice).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
 
-from conformance.adapters._loop_params import opening_prompt, recorded_result
+from conformance.adapters._loop_params import opening_prompt, recorded_call, run_program
 
 CODE_EXECUTION = "code_execution_20260120"
 DESCRIBE = {"matching": "tolerant",
@@ -37,13 +36,9 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
         kind = str(t.get("type", "custom"))
         if kind == "custom":
             name = str(t["name"])
-
-            def call(_name: str = name, **kwargs: Any) -> str:
-                return recorded_result(doc, _name, kwargs)
-
             extras = {"allowed_callers": t["allowed_callers"]} if t.get("allowed_callers") else None
             tools.append(StructuredTool.from_function(
-                func=call, name=name, description=t.get("description", ""),
+                func=recorded_call(doc, name), name=name, description=t.get("description", ""),
                 args_schema=t.get("input_schema") or {"type": "object"}, extras=extras))
         elif kind.startswith("code_execution_"):
             tools.append({"type": CODE_EXECUTION, "name": "code_execution"})
@@ -65,14 +60,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
 
 
 def main() -> int:
-    if os.environ.get("TOOLUSE_LOOP_DESCRIBE") == "1":
-        print(json.dumps(DESCRIBE))
-        return 0
-    with open(os.environ["TOOLUSE_LOOP_PARAMS"]) as f:
-        doc = json.load(f)
-    for params in doc["conversations"]:
-        conversation(doc, params)
-    return 0
+    return run_program(DESCRIBE, conversation)
 
 
 if __name__ == "__main__":

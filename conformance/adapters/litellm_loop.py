@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from conformance.adapters._loop_params import opening_prompt, recorded_result
+from conformance.adapters._loop_params import opening_prompt, recorded_result, run_program
 
 CODE_EXECUTION = "code_execution_20250825"
 DESCRIBE = {"matching": "tolerant",
@@ -74,14 +74,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> Any:
 
 
 def main() -> int:
-    if os.environ.get("TOOLUSE_LOOP_DESCRIBE") == "1":
-        print(json.dumps(DESCRIBE))
-        return 0
-    with open(os.environ["TOOLUSE_LOOP_PARAMS"]) as f:
-        doc = json.load(f)
-    for params in doc["conversations"]:
-        conversation(doc, params)
-    return 0
+    return run_program(DESCRIBE, conversation)
 
 
 if __name__ == "__main__":

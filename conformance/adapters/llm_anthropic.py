@@ -24,12 +24,10 @@ Requests are matched with the tolerant matcher set.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from typing import Any
 
-from conformance.adapters._loop_params import opening_prompt, recorded_result
+from conformance.adapters._loop_params import opening_prompt, recorded_call, run_program
 
 CODE_EXECUTION = "code_execution_20260521"
 _NO_ALLOWED_CALLERS = ("llm's tool definitions carry no allowed_callers (llm_anthropic.py:1772 "
@@ -51,13 +49,9 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> str:
         kind = str(t.get("type", "custom"))
         if kind == "custom":
             name = str(t["name"])
-
-            def call(_name: str = name, **kwargs: Any) -> str:
-                return recorded_result(doc, _name, kwargs)
-
             tools.append(llm.Tool(name=name, description=t.get("description", ""),
                                   input_schema=t.get("input_schema") or {"type": "object"},
-                                  implementation=call))
+                                  implementation=recorded_call(doc, name)))
         elif kind.startswith("code_execution_"):
             tools.append(CodeExecution(container=params.get("container")))
         else:
@@ -69,14 +63,7 @@ def conversation(doc: dict[str, Any], params: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    if os.environ.get("TOOLUSE_LOOP_DESCRIBE") == "1":
-        print(json.dumps(DESCRIBE))
-        return 0
-    with open(os.environ["TOOLUSE_LOOP_PARAMS"]) as f:
-        doc = json.load(f)
-    for params in doc["conversations"]:
-        conversation(doc, params)
-    return 0
+    return run_program(DESCRIBE, conversation)
 
 
 if __name__ == "__main__":
