@@ -39,6 +39,8 @@ from typing import Any
 
 from .errors import api_error, invalid_request
 from .http import SimRequest, SimResponse, json_headers
+from .json_body import NOT_AN_OBJECT, lone_surrogate, not_valid_json
+from .json_body import PREFIX as JSON_PREFIX
 from .models import is_model_id
 
 CHARS_PER_TOKEN = 4
@@ -145,8 +147,7 @@ def count_tokens_response(body: Any, *, request_id: str | None = None,
     """The answer to a ``count_tokens`` request body (errors carry ``request_id`` when given)."""
     rid = request_id
     if not isinstance(body, dict):
-        return invalid_request(f"The request body must be a JSON object, got {type(body).__name__}.",
-                               request_id=rid)
+        return invalid_request(NOT_AN_OBJECT, request_id=rid)
     model = body.get("model")
     if not isinstance(model, str) or not model:
         return invalid_request("model: Field required", request_id=rid)  # [I] as pydantic says
@@ -165,11 +166,15 @@ def handle_count_tokens(request: SimRequest, *, request_id: str | None = None,
         return api_error(405, "invalid_request_error", f"Method `{request.method}` is not allowed "
                          "on /v1/messages/count_tokens; send the request with POST.",
                          headers={"allow": "POST"}, request_id=request_id)
+    lone = lone_surrogate(request.body)
+    if lone is not None:
+        return invalid_request(f"{JSON_PREFIX}: {lone}", request_id=request_id)
     try:
         body = request.json()
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        return invalid_request(f"There was an error parsing the body of your request: {e}. The "
-                               "body must be a JSON object.", request_id=request_id)
+    except RecursionError:
+        return invalid_request(f"{JSON_PREFIX}: nested too deeply", request_id=request_id)  # [I]
+    except (ValueError, UnicodeDecodeError) as e:
+        return invalid_request(not_valid_json(e), request_id=request_id)
     return count_tokens_response(body, request_id=request_id, models=models)
 
 

@@ -58,7 +58,6 @@ broken JSON 400.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -91,6 +90,8 @@ from .finder import ExchangeFinder, _p
 from .headers import checks_on_by_default, header_error
 from .history import SEEN, VERDICTS, History, RequestHistory, body_depth, verdict_key
 from .http import SimRequest, SimResponse
+from .json_body import NOT_AN_OBJECT, lone_surrogate, not_valid_json
+from .json_body import PREFIX as JSON_PREFIX
 from .matchers import (
     DEFAULT_MATCHERS,
     Matcher,
@@ -228,6 +229,10 @@ class Simulator(ExchangeFinder, EventLog):
         seen_key = (request.body, request.headers.get("anthropic-beta"), judged) \
             if self._memo_rules and self.state.blank() else None
         seen = SEEN.get(seen_key) if seen_key is not None else None
+        lone = lone_surrogate(request.body)
+        if lone is not None:  # valid to Python's json, not to the API's parser
+            return self._reject(rid, 400, "broken JSON", invalid_request(
+                f"{JSON_PREFIX}: {lone}", request_id=rid))
         try:
             parsed = self._bodies.parse(request)
         except RecursionError:
@@ -235,11 +240,8 @@ class Simulator(ExchangeFinder, EventLog):
                 "There was an error parsing the body of your request: JSON nested too deeply. "
                 f"Keep nesting under {MAX_DEPTH} levels.", request_id=rid))
         except (ValueError, UnicodeDecodeError) as e:
-            where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
-            reason = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
             return self._reject(rid, 400, "broken JSON", invalid_request(
-                f"There was an error parsing the body of your request: {reason}{where}. The body "
-                "must be a JSON object.", request_id=rid))
+                not_valid_json(e), request_id=rid))
         body = parsed.body
         hist: RequestHistory | None
         vkey: tuple[Any, ...] | None
@@ -258,9 +260,8 @@ class Simulator(ExchangeFinder, EventLog):
                 f"The request body is nested more than {MAX_DEPTH} levels deep; keep it under "
                 f"{MAX_DEPTH}.", request_id=rid))
         if not isinstance(body, dict):
-            return self._reject(rid, 400, "body not an object", invalid_request(
-                f"The request body must be a JSON object, got {type(body).__name__}.",
-                request_id=rid))
+            return self._reject(rid, 400, f"body not an object ({type(body).__name__})",
+                                invalid_request(NOT_AN_OBJECT, request_id=rid))
         # The log keeps the bytes (parsed again on access): see events.RequestReceived.
         self._emit(RequestReceived(rid, request.method, path, None, dict(request.headers),
                                    raw=request.body))
