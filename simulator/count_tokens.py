@@ -5,21 +5,28 @@ from the request as sent (``system``, ``messages``, ``tools``):
 
 - text the model reads (message text, tool inputs as JSON, tool results, the system prompt, each
   custom tool's definition as JSON) adds its characters, divided by :data:`CHARS_PER_TOKEN` (4,
-  the usual rule of thumb for English) and rounded up; the JSON structure of the request (its
+  the usual rule of thumb for English; custom tool definitions :data:`TOOL_CHARS_PER_TOKEN`, 3)
+  and rounded up; the JSON structure of the request (its
   keys, ``type`` tags, ids, signatures) is not read by the model and adds nothing;
 - each message adds :data:`PER_MESSAGE` tokens (its turn marker) and the prompt
   :data:`BASE_TOKENS`; each tool call and tool result :data:`CALL_TOKENS` (the markup the model
   reads around them);
 - an image block adds :data:`IMAGE_TOKENS` (the documented cost of a full-size image, about
-  1,600 tokens) whatever its bytes; a base64 document adds one token per
-  :data:`DOCUMENT_BYTES_PER_TOKEN` characters of its data;
+  1,600 tokens) whatever its bytes; a base64 PDF :data:`PDF_PAGE_TOKENS` a page (each page is
+  read as text and as an image: 1,500 to 3,000 tokens a page, the PDF support docs; the pages
+  counted in the file), another base64 document one token per :data:`DOCUMENT_BYTES_PER_TOKEN`
+  characters of its data;
+- a request with a document whose citations are enabled adds :data:`CITATIONS_TOKENS` once (the
+  instructions for citing: live counts of one short cited document are 524 (pydai__359/361,
+  Sonnet 4.5) and 588 (rubyllm__019/025, Haiku 4.5) tokens above the estimate without them);
 - a request with ``tools`` adds the documented tool-use system prompt (:data:`TOOL_SYSTEM_PROMPT`:
   346 tokens with ``tool_choice`` auto/none, 313 with any/tool, the tool-use pricing table of
   the docs), and each client built-in tool its definition cost (:data:`BUILTIN_TOOL_TOKENS`:
   bash 245 and text editor 700 documented; memory measured live).
 
 Measured against live counts (``tests/test_count_tokens_live.py``): the docs' two examples (14 and
-403 tokens), real_traffic pydai__327/329 (1,581 and 641): every estimate within 25 %. An earlier
+403 tokens), real_traffic pydai__327/329 (1,581 and 641): every estimate within 25 %; and against
+the live ``usage`` of answered Messages requests without server tools (``tooluse fidelity``). An earlier
 estimate counted the request's JSON keys as text and was up to 2x high on small requests (issue
 25: 67 for a live 36, 20 for 11).
 
@@ -32,8 +39,11 @@ same number) and grows with the prompt. The answer's shape is the API's:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -46,6 +56,19 @@ from .models import is_model_id
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600
 DOCUMENT_BYTES_PER_TOKEN = 64
+#: Custom tool definitions are JSON, denser in tokens than prose: about 3 characters a token
+#: [3P: real_traffic, answered Messages requests with custom tools only and no server tools, in
+#: six projects: with 4 those with one tool and one message sat at 0.72-0.74 of the live count
+#: (pysdk__081, rubyllm__039, llmanth__020, tssdk__025, pydai__061 ...); with 3, 113 of 131
+#: such requests are within 25 % (101 with 4) and the docs' tool example stays within (449 for
+#: 403)].
+TOOL_CHARS_PER_TOKEN = 3
+#: A PDF page: the middle of the documented 1,500-3,000 (text and the page's image).
+PDF_PAGE_TOKENS = 2250
+#: Citation instructions, once a request has a citations-enabled document [3P: real_traffic
+#: pydai__359/361 524 and rubyllm__019/025 588 above the estimate without them: about 560].
+CITATIONS_TOKENS = 560
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
 #: The prompt's own tokens, each message's turn marker, each tool call's and result's markup
 #: [I: fitted to the docs' count_tokens examples and real_traffic pydai__329, within 25 %].
 BASE_TOKENS = 3
@@ -78,6 +101,10 @@ def _chars(value: Any) -> int:
                 continue
             if kind == "document" and isinstance(src, dict) and src.get("type") == "base64":
                 data = src.get("data")
+                pages = pdf_pages(data) if src.get("media_type") == "application/pdf" else None
+                if pages is not None:
+                    total += pages * PDF_PAGE_TOKENS * CHARS_PER_TOKEN
+                    continue
                 size = len(data) if isinstance(data, str) else 0
                 total += math.ceil(size / DOCUMENT_BYTES_PER_TOKEN) * CHARS_PER_TOKEN
                 continue
@@ -97,6 +124,37 @@ def _chars(value: Any) -> int:
         elif isinstance(node, int | float):
             total += len(str(node))
     return total
+
+
+def pdf_pages(data: Any) -> int | None:
+    """The pages of a base64 PDF (page objects in the file, at least one), or None when ``data``
+    is not a base64 PDF."""
+    if not isinstance(data, str):
+        return None
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (ValueError, binascii.Error):
+        return None
+    if not raw.startswith(b"%PDF"):
+        return None
+    return max(1, len(_PDF_PAGE.findall(raw)))
+
+
+def cites_documents(message: Any) -> bool:
+    """Whether ``message`` holds a document (top level or in a tool result) with citations
+    enabled."""
+    content = message.get("content") if isinstance(message, dict) else None
+    stack = list(content) if isinstance(content, list) else []
+    while stack:
+        block = stack.pop()
+        if not isinstance(block, dict):
+            continue
+        cit = block.get("citations")
+        if block.get("type") == "document" and isinstance(cit, dict) and cit.get("enabled") is True:
+            return True
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            stack.extend(block["content"])
+    return False
 
 
 def message_chars(message: Any) -> int:
@@ -124,18 +182,22 @@ def _tools_chars(tools: list[Any]) -> tuple[int, int]:
     return chars, builtin
 
 
-def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = None) -> int:
+def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = None,
+                    citations: bool | None = None) -> int:
     """The simulator's estimate of a request's input tokens (see the module docstring);
-    ``messages_chars``: the sum of :func:`message_chars` over ``messages``, when known."""
+    ``messages_chars``: the sum of :func:`message_chars` over ``messages``, and ``citations``:
+    whether :func:`cites_documents` holds for one of them, when known."""
     msgs = body.get("messages")
     if messages_chars is None:
         messages_chars = sum(message_chars(m) for m in msgs) if isinstance(msgs, list) else 0
+    if citations is None:
+        citations = isinstance(msgs, list) and any(cites_documents(m) for m in msgs)
     chars = messages_chars + (_chars(body["system"]) if "system" in body else 0)
     tools = body.get("tools")
-    extra = BASE_TOKENS
+    extra = BASE_TOKENS + (CITATIONS_TOKENS if citations else 0)
     if isinstance(tools, list) and tools:
         tool_chars, builtin = _tools_chars(tools)
-        chars += tool_chars
+        chars += math.ceil(tool_chars * CHARS_PER_TOKEN / TOOL_CHARS_PER_TOKEN)
         choice = body.get("tool_choice")
         kind = choice.get("type") if isinstance(choice, dict) else "auto"
         extra += TOOL_SYSTEM_PROMPT.get(str(kind), TOOL_SYSTEM_PROMPT["auto"]) + builtin
@@ -178,6 +240,6 @@ def handle_count_tokens(request: SimRequest, *, request_id: str | None = None,
     return count_tokens_response(body, request_id=request_id, models=models)
 
 
-__all__ = ["BASE_TOKENS", "BUILTIN_TOOL_TOKENS", "CALL_TOKENS", "CHARS_PER_TOKEN", "IMAGE_TOKENS",
-           "PER_MESSAGE", "TOOL_SYSTEM_PROMPT", "count_tokens_response", "estimate_tokens",
+__all__ = ["BASE_TOKENS", "BUILTIN_TOOL_TOKENS", "CALL_TOKENS", "CHARS_PER_TOKEN", "CITATIONS_TOKENS",
+           "IMAGE_TOKENS", "PDF_PAGE_TOKENS", "PER_MESSAGE", "TOOL_CHARS_PER_TOKEN", "cites_documents", "pdf_pages", "TOOL_SYSTEM_PROMPT", "count_tokens_response", "estimate_tokens",
            "handle_count_tokens", "message_chars"]

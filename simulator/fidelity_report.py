@@ -8,7 +8,9 @@ state of its recording, against the API's real answer: **false refusals** (the A
 the simulator refuses), **false accepts** (the API answered 400/404, the simulator accepts),
 **message agreement** (both refuse: same status and type; same message verbatim). 401 and 429
 answers say nothing about the request and are shown, not judged. ``count_tokens``: status
-agreement and the estimate against the live count. Streams (:mod:`simulator.fidelity_streams`):
+agreement and the estimate against the live count; and the same estimate against the live
+``usage`` of every answered Messages request whose usage counts the request as sent
+(:func:`usage_counts`). Streams (:mod:`simulator.fidelity_streams`):
 the envelope of the live streams beside the simulator's streams of the same messages.
 """
 
@@ -33,6 +35,8 @@ class FidelityReport:
     simulated: StreamShape
     #: (capture id, live count, estimate) of every count_tokens request the API answered 200.
     counts: list[tuple[str, int, int]] = field(default_factory=list)
+    #: (capture id, live input tokens, estimate) of answered Messages requests (usage_counts).
+    usage: list[tuple[str, int, int]] = field(default_factory=list)
 
     def _messages(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.exchange.path == MESSAGES]
@@ -66,6 +70,7 @@ class FidelityReport:
         real_2xx = [v for v in self._messages() if v.real_status is not None and v.real_status < 300]
         real_4xx = [v for v in self._messages() if v.real_status in (400, 404)]
         ratios = [est / live for _, live, est in self.counts if live > 0]
+        used = [est / live for _, live, est in self.usage if live > 0]
         return {
             "requests": len(self._messages()),
             "real_2xx": len(real_2xx), "false_refusals": len(self.false_refusals),
@@ -77,6 +82,9 @@ class FidelityReport:
             "count_tokens": len(self.counts),
             "count_tokens_within_25pct": sum(abs(r - 1) <= 0.25 for r in ratios),
             "count_tokens_worst_ratio": max(ratios, key=lambda r: abs(r - 1)) if ratios else None,
+            "usage_counts": len(self.usage),
+            "usage_within_25pct": sum(abs(r - 1) <= 0.25 for r in used),
+            "usage_median_ratio": statistics.median(used) if used else None,
         }
 
     def markdown(self) -> str:
@@ -123,6 +131,15 @@ class FidelityReport:
                         for i, live, est in self.counts if live]
                 out.append(f"\n{a['count_tokens_within_25pct']} of {len(self.counts)} estimates "
                            "within 25 % of the live count")
+        if self.usage:
+            far = sorted(self.usage, key=lambda c: -abs(c[2] / c[1] - 1))[:5]
+            out += ["", "## Token estimate against live usage", "",
+                    f"{a['usage_within_25pct']} of {a['usage_counts']} answered Messages requests "
+                    "whose usage counts the request as sent (no server tools, compaction, MCP "
+                    "servers or container) estimated within 25 % of the live input tokens (input "
+                    f"and cache); median estimate / live {a['usage_median_ratio']:.2f}. Furthest:",
+                    "", "| capture | live | estimate | estimate / live |", "|---|---|---|---|"]
+            out += [f"| `{i}` | {live} | {est} | {est / live:.2f} |" for i, live, est in far]
         out += ["", "## Stream envelope", ""]
         out += (["Live streams beside the simulator's streams of the same messages "
                  "(simulator.envelope):", "",
@@ -140,6 +157,7 @@ class FidelityReport:
             "false_accepts": [{"id": v.id, "real_status": v.real_status,
                                "real_error": v.real_error} for v in self.false_accepts],
             "count_tokens": [{"id": i, "live": live, "estimate": est} for i, live, est in self.counts],
+            "usage": [{"id": i, "live": live, "estimate": est} for i, live, est in self.usage],
             "streams": {"live": shape_rows(self.live), "simulator": shape_rows(self.simulated)},
         }
 
@@ -158,6 +176,56 @@ def _counts(verdicts: list[Verdict]) -> list[tuple[str, int, int]]:
     return out
 
 
+#: Answer blocks whose presence means the usage counts more than the request as sent.
+_READ_BACK = ("server_tool_use", "mcp_tool_use", "mcp_tool_result", "compaction")
+
+
+def _counts_as_sent(body: dict[str, Any], message: dict[str, Any]) -> bool:
+    """Whether a live answer's usage counts the request as sent: no server tool (its results are
+    read into the count, each iteration's), no compaction (the count is of the compacted prompt),
+    no MCP servers or container; custom tools and the client tools of the estimate only."""
+    from .count_tokens import BUILTIN_TOOL_TOKENS
+    from .registry import TOOLS
+    if any(k in body for k in ("mcp_servers", "container", "context_management")):
+        return False
+    for t in body.get("tools") or []:
+        kind = t.get("type") if isinstance(t, dict) else None
+        if kind in (None, "custom"):
+            continue
+        tv = TOOLS.get(str(kind))
+        if tv is None or tv.family not in BUILTIN_TOOL_TOKENS:
+            return False
+    usage = message.get("usage")
+    if not isinstance(usage, dict) or usage.get("server_tool_use") or usage.get("iterations"):
+        return False
+    return not any(isinstance(b, dict) and (b.get("type") in _READ_BACK
+                                            or str(b.get("type", "")).endswith("_tool_result"))
+                   for b in message.get("content") or [])
+
+
+def usage_counts(verdicts: list[Verdict]) -> list[tuple[str, int, int]]:
+    """(capture id, live input tokens, estimate) of every Messages request the API answered 2xx
+    whose usage counts the request as sent (:func:`_counts_as_sent`): the live input tokens are
+    ``input_tokens`` plus the cache's (``cache_creation_input_tokens``,
+    ``cache_read_input_tokens``), the count ``count_tokens`` gives for the same request."""
+    from .count_tokens import estimate_tokens
+    out = []
+    for v in verdicts:
+        ex = v.exchange
+        if ex.path != MESSAGES or not isinstance(ex.body, dict) or (ex.status or 200) >= 300:
+            continue
+        m = ex.message
+        if m is None or not _counts_as_sent(ex.body, m):
+            continue
+        u = m["usage"]
+        live = sum(u.get(k) or 0 for k in ("input_tokens", "cache_creation_input_tokens",
+                                           "cache_read_input_tokens")
+                   if isinstance(u.get(k) or 0, int))
+        if live > 0:
+            out.append((v.id, live, estimate_tokens(ex.body)))
+    return out
+
+
 def fidelity(root: Path, *, as_of: date | None = None, models: frozenset[str] = frozenset(),
              streams: bool = True) -> FidelityReport:
     """The report for the captures under ``root`` (:class:`simulator.captures.CaptureError` when
@@ -165,7 +233,8 @@ def fidelity(root: Path, *, as_of: date | None = None, models: frozenset[str] = 
     from .fidelity_streams import live_and_simulated
     verdicts = judge(load_captures(root), Replay(as_of=as_of, models=models))
     live, sim = live_and_simulated(root) if streams else (StreamShape(), StreamShape())
-    return FidelityReport(str(root), verdicts, live, sim, _counts(verdicts))
+    return FidelityReport(str(root), verdicts, live, sim, _counts(verdicts),
+                          usage_counts(verdicts))
 
 
 def median_abs_error(counts: list[tuple[str, int, int]]) -> float | None:
@@ -173,4 +242,4 @@ def median_abs_error(counts: list[tuple[str, int, int]]) -> float | None:
     return statistics.median(errs) if errs else None
 
 
-__all__ = ["FidelityReport", "fidelity", "median_abs_error"]
+__all__ = ["FidelityReport", "fidelity", "median_abs_error", "usage_counts"]

@@ -53,3 +53,69 @@ def test_estimate_is_within_25_percent_of_live_counts(shared_dir: Path) -> None:
     assert len(counts) >= 2
     for cid, live, est in counts:
         assert abs(est / live - 1) <= 0.25, (cid, live, est)
+
+
+def _pdf(pages: int) -> str:
+    import base64
+    objs = b"".join(b"%d 0 obj << /Type /Page /Parent 1 0 R >> endobj\n" % (i + 2)
+                    for i in range(pages))
+    return base64.b64encode(b"%PDF-1.4\n1 0 obj << /Type /Pages /Count 2 >> endobj\n" + objs
+                            + b"%%EOF").decode()
+
+
+def _document(source: dict[str, Any], cite: bool) -> dict[str, Any]:
+    return {"type": "document", "source": source, "citations": {"enabled": cite}}
+
+
+TEXT = {"type": "text", "media_type": "text/plain", "data": "The return window is thirty days."}
+
+
+def test_a_pdf_costs_its_pages_and_citations_cost_once_a_request() -> None:
+    from simulator.count_tokens import CITATIONS_TOKENS, PDF_PAGE_TOKENS, pdf_pages
+    assert pdf_pages(_pdf(3)) == 3 and pdf_pages("bm90IGEgcGRm") is None  # "not a pdf"
+
+    def est(*blocks: dict[str, Any]) -> int:
+        return estimate_tokens({"messages": [{"role": "user", "content": list(blocks)}]})
+    pdf = {"type": "base64", "media_type": "application/pdf", "data": _pdf(2)}
+    assert est(_document(pdf, False)) - est() == 2 * PDF_PAGE_TOKENS
+    plain, cited = est(_document(TEXT, False)), est(_document(TEXT, True))
+    assert cited - plain == CITATIONS_TOKENS
+    # once a request, however many documents cite
+    assert est(_document(TEXT, True), _document(TEXT, True)) - \
+        est(_document(TEXT, False), _document(TEXT, False)) == CITATIONS_TOKENS
+
+
+def test_the_context_window_rule_counts_what_the_estimate_counts() -> None:
+    # the rule's cached per-message scan gives the estimate a direct call gives
+    from simulator.rules import check_request
+    from simulator.state import SimState
+    pages = 200_000 // 2250 + 1
+    pdf = {"type": "base64", "media_type": "application/pdf", "data": _pdf(pages)}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 10,
+            "messages": [{"role": "user", "content": [_document(pdf, True)]}]}
+    refused = [v for v in check_request(body, {}, SimState())
+               if v.rule_id == "request.prompt_within_context_window"]
+    assert refused and f"{estimate_tokens(body)} tokens > 200000" in refused[0].message
+
+
+# The live usage of answered requests that count the request as sent (tooluse fidelity): the
+# citations' cost and the density of tool definitions are general, measured over several
+# projects' captures (simulator.count_tokens).
+CITED = ["pydai__359", "pydai__361", "rubyllm__019", "rubyllm__025"]
+
+
+@pytest.mark.shared
+def test_estimate_is_near_live_usage(shared_dir: Path) -> None:
+    root = shared_dir / "real_traffic"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent")
+    from simulator.captures import load_captures
+    from simulator.fidelity import judge
+    from simulator.fidelity_report import usage_counts
+    counts = {cid: (live, est) for cid, live, est in usage_counts(judge(load_captures(root)))}
+    assert len(counts) >= 100
+    within = [c for c, (live, est) in counts.items() if abs(est / live - 1) <= 0.25]
+    assert len(within) >= 0.8 * len(counts), (len(within), len(counts))  # 73 % before
+    for cid in CITED:
+        live, est = counts[cid]
+        assert abs(est / live - 1) <= 0.25, (cid, live, est)

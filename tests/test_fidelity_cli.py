@@ -89,3 +89,34 @@ def test_fidelity_names_unusable_input(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["fidelity", str(tmp_path / "absent")]) == 2
     assert "no such captures directory" in capsys.readouterr().err
     assert main(["fidelity", str(tmp_path), "--as-of", "yesterday"]) == 2
+
+
+def test_the_estimate_is_measured_on_live_usage_counting_the_request_as_sent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def answered(name: str, body: dict[str, Any], usage: dict[str, Any],
+                 content: list[dict[str, Any]] | None = None) -> None:
+        _write(tmp_path, f"{name}__001.json", f"r/{name}@1", "request", "interaction 0",
+               _request(body))
+        _write(tmp_path, f"{name}__002.json", f"r/{name}@1", "response", "interaction 0", {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+            "content": content or [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"output_tokens": 1, **usage}})
+
+    answered("a", OK, {"input_tokens": 2, "cache_read_input_tokens": 6})  # estimate 8: 1.00
+    answered("b", OK, {"input_tokens": 80})  # 0.10: the furthest
+    # not counted: a server tool's results are read into the count, compaction shrinks it
+    answered("c", {**OK, "tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+             {"input_tokens": 9000})
+    answered("d", {**OK, "context_management": {"edits": [{"type": "compact_20260112"}]}},
+             {"input_tokens": 1})
+    answered("e", OK, {"input_tokens": 9000},
+             [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}])
+    assert main(["fidelity", str(tmp_path), "--no-streams"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 2 answered Messages requests whose usage counts the request as sent" in out
+    assert "| `b__001.json` | 80 | 8 | 0.10 |" in out.split("## Token estimate against live usage")[1]
+    assert main(["fidelity", str(tmp_path), "--no-streams", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {u["id"]: (u["live"], u["estimate"]) for u in got["usage"]} == \
+        {"a__001.json": (8, 8), "b__001.json": (80, 8)}
+    assert got["agreement"]["usage_within_25pct"] == 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..count_tokens import estimate_tokens, message_chars
+from ..count_tokens import cites_documents, estimate_tokens, message_chars
 from ..models import is_model_id, lookup
 from ..sources import capture, protocol
 from .base import RuleContext, rule
@@ -142,29 +142,31 @@ def _has_file_source(message: Any) -> bool:
     return False
 
 
-def _scan(ctx: RuleContext) -> tuple[int | None, bool]:
+def _scan(ctx: RuleContext) -> tuple[int | None, bool, bool | None]:
     """(characters of ``messages`` for the token estimate, whether some message has a file
-    source), each message's pair kept with its cached facts (:mod:`simulator.history`) so a
-    resent history is not walked again; computed once per request. Without history: (None,
-    the answer from a walk)."""
+    source, whether some message cites documents), each message's triple kept with its cached
+    facts (:mod:`simulator.history`) so a resent history is not walked again; computed once per
+    request. Without history: (None, the answer from a walk, None)."""
     memo = ctx.__dict__.get("_request_scan")
     if memo is not None:
         return memo
     h = ctx.history
+    out: tuple[int | None, bool, bool | None]
     if h is None or len(h.facts) != len(h.messages):
-        out: tuple[int | None, bool] = (None, any(_has_file_source(m) for m in ctx.raw_messages))
+        out = (None, any(_has_file_source(m) for m in ctx.raw_messages), None)
     else:
-        total, found = 0, False
+        total, found, cites = 0, False, False
         for m, f in zip(h.messages, h.facts, strict=True):
             d = f.derived
             if d is None:
                 d = f.derived = {}
-            pair = d.get(_SCAN)
-            if pair is None:
-                pair = d[_SCAN] = (message_chars(m), _has_file_source(m))
-            total += pair[0]
-            found = found or pair[1]
-        out = (total, found)
+            triple = d.get(_SCAN)
+            if triple is None:
+                triple = d[_SCAN] = (message_chars(m), _has_file_source(m), cites_documents(m))
+            total += triple[0]
+            found = found or triple[1]
+            cites = cites or triple[2]
+        out = (total, found, cites)
     ctx.__dict__["_request_scan"] = out
     return out
 
@@ -194,5 +196,6 @@ def prompt_within_window(ctx: RuleContext) -> str | None:
     limit = m.context_window
     if CONTEXT_1M_BETA in ctx.betas:
         limit = max(limit, 1_000_000)
-    tokens = estimate_tokens(ctx.body, messages_chars=_scan(ctx)[0])
+    scan = _scan(ctx)
+    tokens = estimate_tokens(ctx.body, messages_chars=scan[0], citations=scan[2])
     return PROMPT_TOO_LONG.format(tokens=tokens, limit=limit) if tokens > limit else None
