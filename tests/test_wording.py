@@ -27,6 +27,8 @@ def first(body: dict[str, Any]) -> tuple[str, str]:
     ({**B, "messages": [{"role": "user", "content": [{"text": "no type"}]}]},
      "messages.0: Input does not match the expected shape."),
     ({k: v for k, v in B.items() if k != "max_tokens"}, "max_tokens: Field required"),
+    # live: langgenius/dify#25953 (req_011C…, 2025-09), devoxx/DevoxxGenieIDEAPlugin#567
+    ({**B, "messages": []}, "messages: at least one message is required"),
     ({k: v for k, v in B.items() if k != "messages"}, "messages: Field required"),
     ({**B, "max_tokens": "10"}, "max_tokens: Input should be a valid integer"),
     ({**B, "max_tokens": 0}, "max_tokens: Input should be greater than or equal to 1"),

@@ -14,6 +14,9 @@ from ..sources import protocol
 from .base import RuleContext, rule
 
 SKIPPED_NOTE = "request.schema skipped: simulator.validation is not available yet"
+#: An empty ``messages`` list, in the API's words (live bodies quoted in langgenius/dify#25953,
+#: 2025-09, and devoxx/DevoxxGenieIDEAPlugin#567, 2025-03); the schemas leave the length open.
+NO_MESSAGES = "messages: at least one message is required"
 
 
 _found: list[Any] = []
@@ -52,6 +55,8 @@ def _first_error(result: Any, body: Any = None) -> str | None:
                 "API words it: simulator.rules.wording).",
       message="{location}: {problem}")
 def request_schema(ctx: RuleContext) -> str | None:
+    if ctx.body.get("messages") == []:
+        return NO_MESSAGES
     validate = _validator()
     if validate is None:
         ctx.notes.append(SKIPPED_NOTE)
