@@ -171,13 +171,28 @@ def describe_setup(step: dict[str, Any], limit: int = 200) -> str:
     return f"{where}, write {step['path']} (parent directories included) with {shown}"
 
 
-def describe_reproduced(status: str) -> str:
-    """How reports say whether the reproducer was verified."""
+#: How each family's reproducer is verified, as the reports say it, and a note: a loop's or a
+#: worker's reproducer is the requests it sent, its output, so what is run again is the check.
+_REPLAYED: dict[str, tuple[str, str]] = {
+    "loop": ("the check's conversations, driven again by a fresh loop against a fresh "
+             "simulation", " (the requests shown are what the loop sent: a loop is replayed by "
+             "its scenario, as the rerun line does)"),
+    "worker": ("the check, run again with a fresh worker against a fresh simulation",
+               " (the requests shown are what the worker sent: a worker is replayed by the "
+               "check's scenario, as the rerun line does)"),
+}
+_REPLAYED_DEFAULT = ("replayed exactly as written on a fresh subject", "")
+
+
+def describe_reproduced(status: str, family: str = "") -> str:
+    """How reports say whether the reproducer was verified (``family``: the check's, which
+    says how it was replayed)."""
+    how, note = _REPLAYED.get(family, _REPLAYED_DEFAULT)
     if status == "verified":
-        return "verified: replayed exactly as written on a fresh subject, it showed the failure again"
+        return f"verified: {how}, it showed the failure again{note}"
     if status == "did not reproduce":
-        return ("did not reproduce: replayed exactly as written on a fresh subject, it did not "
-                "show the failure (it may depend on timing or on state it does not set up)")
+        return (f"did not reproduce: {how}, it did not show the failure (it may depend on "
+                f"timing or on state it does not set up){note}")
     return "not verified (not replayed on a fresh subject)"
 
 

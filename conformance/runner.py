@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import conformance.checks  # noqa: F401  (registers every check)
+from conformance import rechecks
 from conformance.catalog import (
     CATALOG,
     Check,
@@ -300,17 +301,28 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
     except CheckIncomplete as e:
         return result(Outcome.INCOMPLETE, str(e) or "incomplete")
     except AssertionError as e:  # a bare ``assert`` in a check states a requirement too
-        return result(Outcome.FAIL, f"assertion failed: {e}" + _faults_note(session),
-                      reproducer=list(session.history))
+        faults, inputs, first = _faults_note(session), list(session.history), e
+        reproduced, note = _verifying(
+            inputs, lambda: rechecks.assertion_verdict(chk.func, session, inputs, first))
+        return result(Outcome.FAIL, f"assertion failed: {e}" + faults + note,
+                      reproducer=inputs, reproduced=reproduced)
     except Exception as e:
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         return result(Outcome.ERROR, f"check raised {type(e).__name__}: {e}",
                       received="".join(tb[-3:]), reproducer=list(session.history))
-    seen = getattr(session, "faults", None)
-    if seen:
-        return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}",
-                      reproducer=list(session.history))
+    seen = list(getattr(session, "faults", None) or [])
+    if seen:  # the check passed, but the subject hung, exited or broke the answer protocol
+        inputs = list(session.history)
+        reproduced, note = _verifying(
+            inputs, lambda: rechecks.fault_verdict(chk.func, session, inputs, seen))
+        return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}" + note,
+                      reproducer=inputs, reproduced=reproduced)
     return result(Outcome.PASS, observed=observed if isinstance(observed, str) else "")
+
+
+#: Appended to a failure's message when its reproducer could not be replayed at all.
+NOT_REPLAYED = (" [the reproducer was not verified: no fresh instance of the subject could be "
+                "started to replay it]")
 
 
 def _verified(e: CheckFailure, inputs: list[dict[str, Any]]) -> tuple[str, str]:
@@ -318,10 +330,21 @@ def _verified(e: CheckFailure, inputs: list[dict[str, Any]]) -> tuple[str, str]:
     reproducer (a replay that breaks in the harness leaves it not verified, with a note)."""
     if e.reproduced or e.verify is None:
         return e.reproduced, ""
+    verify = e.verify
+    return _verifying(inputs, lambda: verify(inputs, list(e.setup)))
+
+
+def _verifying(inputs: list[Any], replay: Callable[[], str]) -> tuple[str, str]:
+    """``replay()``'s ``reproduced``, and the note the message gets when the reproducer was not
+    verified (why). Nothing is replayed for a failure without a reproducer (only on failure:
+    a passing case costs nothing)."""
+    if not inputs:
+        return "", ""
     try:
-        return e.verify(inputs, list(e.setup)), ""
+        reproduced = replay()
     except Exception as err:
         return "", f" [the reproducer was not verified: its replay raised {err!r}]"
+    return reproduced, "" if reproduced else NOT_REPLAYED
 
 
 def _faults_note(session: Any) -> str:

@@ -20,7 +20,7 @@ from conformance.loops import corpus, loop_subject
 from conformance.loops.run import run_loop
 from conformance.reference.loop import loop as reference_loop
 from conformance.reference.loop import sdk_tool_runner
-from conformance.results import Outcome
+from conformance.results import VERIFIED, Outcome
 from simulator.cassette import iter_corpus, parse_cassette
 
 BROKEN = Path(__file__).parent / "broken"
@@ -152,6 +152,8 @@ def test_the_check_fails_a_broken_loop_under_the_rule_it_breaks() -> None:
     assert result.message.startswith(f"{rule}: the loop failed ")
     assert "bash/bash_20241022/" in result.message
     assert result.reproducer and all(r["request"]["messages"] for r in result.reproducer)
+    # The cassettes the reproducer names were driven again on a fresh loop and failed again.
+    assert result.reproduced == VERIFIED, result.message
     assert {r.check_id for r in summary.results if r.outcome is Outcome.FAIL} == {CORPUS_CHECK}
 
 

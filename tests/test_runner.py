@@ -9,7 +9,7 @@ import pytest
 
 from conformance import runner
 from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Severity
-from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo
+from conformance.results import VERIFIED, CheckResult, Outcome, RunInfo, SubjectInfo
 from conformance.session import ToolSession
 from conformance.subjects import factory_subject
 from simulator.sources import protocol
@@ -88,6 +88,8 @@ def test_a_bare_assert_is_a_failure_with_the_history() -> None:
     r = runner.run_case(REFERENCE, make_check(bare_assert), timeout=2)
     assert r.outcome is Outcome.FAIL and "y is not z" in r.message
     assert r.reproducer == [{"command": "echo x"}, {"command": "echo y"}]
+    # The check, driven as printed on a fresh subject, failed the same assertion again.
+    assert r.reproduced == VERIFIED, r.message
 
 
 def test_harness_error_is_kept_apart_with_the_traceback() -> None:
@@ -102,6 +104,7 @@ def test_a_check_cannot_pass_on_a_faulting_subject() -> None:
     r = runner.run_case(dying, make_check(expects_error), timeout=2)
     assert r.outcome is Outcome.FAIL and "faulted" in r.message and "exited" in r.message
     assert r.reproducer == [{"command": "x"}]
+    assert r.reproduced == VERIFIED, r.message  # replayed on a fresh subject: it exits again
 
 
 def test_a_subject_that_cannot_start_fails_every_check() -> None:

@@ -6,6 +6,12 @@ A loop drives a recorded conversation against the replay engine, which judges ev
 the simulator's rules. A failure is reported under the violated rule's id (first in the message)
 with the offending request as ``received``; requests the recording did not expect, a conversation
 left unfinished, and an exception are failures too.
+
+A failure's reproducer is the requests the loop sent: the loop's output, which cannot be replayed
+into it. It is verified by driving the check's conversations again on a fresh loop against a
+fresh simulation (:mod:`conformance.rechecks`, only when the check failed): ``verified`` when the
+loop fails the same way (the same kind of problem, under the same rule), ``did not reproduce``
+when not.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from conformance.loops import corpus
 from conformance.loops.run import LoopOutcome
 from conformance.loops.scenarios import SCENARIOS, LoopScenario
 from conformance.loops.subject import FAMILY, TOOL_TYPE, LoopSession
+from conformance.rechecks import Verify, rerun_fresh_subject, verified_by_rerun
+from conformance.reproducers import verdict_of
 from simulator.rules import RULES
 
 
@@ -49,6 +57,16 @@ def judge(outcome: LoopOutcome) -> None:
                            reproducer=outcome.requests)
 
 
+def failure_head(e: CheckFailure) -> str:
+    """What a loop check's failure is about, beyond where it was raised: the rule it names
+    first (``rule.id: ...``), or the words before the first colon."""
+    return e.message.split(":", 1)[0]
+
+
+#: A loop check's failures are verified by driving its conversations again on a fresh loop.
+verified = verified_by_rerun(failure_head)
+
+
 def normalised_note(outcome: LoopOutcome, limit: int = 5) -> str:
     """What tolerant matching normalised in a run, as the result's ``observed`` (empty: nothing)."""
     notes = list(dict.fromkeys(n.split(": ", 1)[1] for n in outcome.normalised))
@@ -72,7 +90,7 @@ def _register(scenario: LoopScenario) -> Callable[[LoopSession], str]:
     run_scenario.__doc__ = f"{scenario.statement} (cassette {scenario.cassette})"
     return check(scenario.id, family=FAMILY, severity=Severity(scenario.severity),
                  applies_to=[TOOL_TYPE],
-                 source=scenario.source, statement=scenario.statement)(run_scenario)
+                 source=scenario.source, statement=scenario.statement)(verified(run_scenario))
 
 
 for _scenario in SCENARIOS:
@@ -129,7 +147,36 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     note += f"\n({attributed})" if attributed else ""
     raise CheckFailure(verdict.message() + note, received=first[2] if first else None,
                        documented=f"{rule.statement} [{rule.source}]" if rule else None,
-                       reproducer=verdict.reproducer())
+                       reproducer=verdict.reproducer(REPRODUCER_SHOWN),
+                       verify=_corpus_verifier(s, runs, verdict.failures[:REPRODUCER_SHOWN]))
+
+
+#: Failing corpus conversations shown in the reproducer (each with its offending request).
+REPRODUCER_SHOWN = 5
+
+
+def _corpus_verifier(s: LoopSession, runs: list[corpus.CorpusRun],
+                     shown: tuple[tuple[str, tuple[str, ...], object, list[object]], ...],
+                     ) -> Verify:
+    """``verify`` for the corpus check: each cassette the reproducer names is driven again on a
+    fresh loop (one after the other, stopping at the first that does not fail again); it
+    reproduced when every one fails with the same kinds of problem (:func:`_problem_keys`)."""
+    by_id = {r.scenario.id: r for r in runs}
+
+    def again(fresh: LoopSession) -> bool:
+        for cassette_id, problems, _, _ in shown:
+            run = by_id[cassette_id]
+            outcome = fresh.subject.drive(run.scenario, fresh.workdir,
+                                          start_timeout=fresh.start_timeout,
+                                          confinement=fresh.confinement)
+            if _problem_keys(corpus.problems(run, outcome)) != _problem_keys(problems):
+                return False
+        return bool(shown)
+
+    def verify(inputs: list[dict[str, object]], setup: list[dict[str, object]]) -> str:
+        return verdict_of(rerun_fresh_subject(s, again))
+
+    return verify
 
 
 _PROBLEM_KINDS = (("mismatch:", "mismatch"), ("unserved:", "unserved"),

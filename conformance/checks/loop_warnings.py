@@ -6,11 +6,15 @@ refusing the request (``../shared/real_traffic``), so nothing but the documented
 backs them; each says below what evidence would make it a MUST. One defect, one failing check:
 what a MUST check reports already (a drop the API refuses, a loop that never retries, a loop that
 stops before the continuation) makes these SKIP, naming it, never FAIL.
+
+A finding is verified as every loop check's (:mod:`conformance.checks.loop`): the check is run
+again on a fresh loop, against fresh simulations, and must find the same thing again.
 """
 
 from __future__ import annotations
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
+from conformance.checks.loop import verified
 from conformance.loops.run import LoopOutcome
 from conformance.loops.scenarios import RETRY_AFTER
 from conformance.loops.subject import FAMILY, TOOL_TYPE, LoopSession
@@ -48,6 +52,7 @@ def _fail(findings: list[Finding], outcome: LoopOutcome, prefix: str = "") -> Ch
        source=seed(SEED_CODE_EXECUTION, "Penggunaan ulang container"),
        statement="a request continuing a conversation sends the container id the previous "
                  "response named")
+@verified
 def container_kept_on_continuation(s: LoopSession) -> None:
     """Drives a pause_turn resend and a client tool answered next to code execution (those the
     loop can run) and reads every continuation after a response naming a container.
@@ -98,6 +103,7 @@ def container_kept_on_continuation(s: LoopSession) -> None:
        source=protocol("1. Programmatic tool calling: Continuation request"),
        statement="a programmatic tool_use resent in the history keeps the code execution caller "
                  "it was served with")
+@verified
 def caller_resent(s: LoopSession) -> None:
     """Drives a programmatic call's pause and resume and reads the assistant turn the loop sends
     back: each ``tool_use`` served with a code execution ``caller`` must come back with it.
@@ -126,6 +132,7 @@ def caller_resent(s: LoopSession) -> None:
 
 @check(RETRY_CHECK, family=FAMILY, severity=Severity(RETRY_AFTER.severity),
        applies_to=[TOOL_TYPE], source=RETRY_AFTER.source, statement=RETRY_AFTER.statement)
+@verified
 def retry_after_respected(s: LoopSession) -> None:
     """Answers the first request 429 with ``retry-after: 1`` and measures, at the simulation,
     from the moment that answer was handed back to the retry's arrival.

@@ -69,6 +69,7 @@ from conformance.properties.exploration import (
     origin,
     quiet_settings,
 )
+from conformance.rechecks import fault_verifier
 from conformance.session import ToolSession, faults_of, spawn
 
 __all__ = ["BUDGET_TIMEOUTS", "DEFAULT_MAX_EXAMPLES", "HYPOTHESIS_TURNS", "Budget",
@@ -122,7 +123,7 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
             inputs = list(session.history[start:])
             faults = faults_of(session)[seen:]
             if faults:  # hung, exited or broke the protocol: that is the example's failure
-                _subject_faulted(findings, failure, faults, inputs, value)
+                _subject_faulted(s, findings, failure, faults, inputs, value)
                 if session is s:  # the only subject is gone: no later example can run
                     raise StopExploring("subject faulted")
                 raise CheckFailure(f"the subject faulted: {'; '.join(faults)}")
@@ -174,13 +175,18 @@ def _close_into(session: ToolSession, parent: ToolSession) -> None:
                 into.extend(x for x in items if x not in into)
 
 
-def _subject_faulted(findings: Findings[CheckFailure], failure: CheckFailure | None,
-                     faults: list[str], inputs: list[dict[str, Any]], value: Any) -> None:
+def _subject_faulted(s: ToolSession, findings: Findings[CheckFailure],
+                     failure: CheckFailure | None, faults: list[str],
+                     inputs: list[dict[str, Any]], value: Any) -> None:
+    """Record an example during which the subject faulted; its reproducer is verified by
+    replaying it on a fresh subject and looking for the same kind of fault
+    (:func:`conformance.rechecks.fault_verifier`)."""
     what = f" ({failure.message})" if failure is not None else ""
     f = CheckFailure(f"the subject faulted during an example: {'; '.join(faults)}{what}",
                      received=failure.received if failure is not None else "; ".join(faults),
                      documented=(failure.documented if failure is not None
-                                 else "an answer to every call"), reproducer=inputs)
+                                 else "an answer to every call"), reproducer=inputs,
+                     verify=fault_verifier(s, faults))
     findings.add("fault", f, len(inputs), extra=value)
 
 

@@ -15,12 +15,21 @@ The checks send nothing unusual (bash runs ``true``, the editor views its empty 
 directory): a conformant tool does none of this unasked. A process left running by a bash
 subject is ``bash.session.no_processes_left_after_close``'s to report (one defect, one check); the
 editor has no such check, so its escape check reports it.
+
+A finding's reproducer (the one input the check sent) is verified like every other
+(docs/checks.md, "Verified reproducers"): replayed as printed on a fresh subject, which is then
+closed and looked at the same way (:func:`_tries_again`); it reproduced when that subject too
+tried to leave its case. Without the sandbox a write is seen by its time in the watched
+folders: a replay that writes the same file again is seen again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
 from conformance.checks.bash import BASH_TYPES
+from conformance.checks.bash_replay import Again, verifier
 from conformance.session import ToolSession
 from simulator.sources import SEED_BASH, seed
 
@@ -39,13 +48,36 @@ def _findings(s: ToolSession, *, leaks: bool) -> list[str]:
     escapes = getattr(s, "escapes", None)
     if escapes is None:
         raise CheckSkipped("this session cannot be watched (not a subject process)")
+    return _kept(escapes, leaks=leaks)
+
+
+def _kept(escapes: list[str], *, leaks: bool) -> list[str]:
     return [e for e in escapes if leaks or not e.startswith("process outliving")]
 
 
-def _judge(found: list[str]) -> str:
+def _kind(escape: str) -> str:
+    """What an attempt was (``wrote outside its case directory``, ``network``, ``fork bomb``...),
+    without where, when or how many."""
+    return escape.split(":", 1)[0]
+
+
+def _tries_again(found: list[str], leaks: bool) -> Callable[[Again], bool]:
+    """Judge: closed, the replay's subject is found making the first attempt's kind of attempt
+    too (where, when and how many are not compared: a fork bomb's count or a write's time
+    differs run to run)."""
+    def shows(a: Again) -> bool:
+        a.session.close()
+        again = _kept(list(getattr(a.session, "escapes", None) or []), leaks=leaks)
+        return _kind(found[0]) in {_kind(e) for e in again}
+
+    return shows
+
+
+def _judge(s: ToolSession, found: list[str], *, leaks: bool) -> str:
     if found:
         raise CheckFailure(f"the subject tried to leave its case: {'; '.join(found)}",
-                           received=found, documented=[])
+                           received=found, documented=[],
+                           verify=verifier(s, _tries_again(found, leaks)))
     return ""
 
 
@@ -54,7 +86,7 @@ def _judge(found: list[str]) -> str:
        tags=("sandbox",))
 def bash_stays_in_its_case(s: ToolSession) -> str:
     s.call({"command": "true"})
-    return _judge(_findings(s, leaks=False))
+    return _judge(s, _findings(s, leaks=False), leaks=False)
 
 
 @check("editor.sandbox.stays_in_its_case", family="editor", severity=Severity.SHOULD,
@@ -65,4 +97,4 @@ def editor_stays_in_its_case(s: ToolSession) -> str:
     workdir = getattr(s, "workdir", None)
     if workdir is not None:
         s.call({"command": "view", "path": str(workdir)})
-    return _judge(_findings(s, leaks=True))
+    return _judge(s, _findings(s, leaks=True), leaks=True)

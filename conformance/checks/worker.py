@@ -3,6 +3,11 @@
 Each check starts the worker against a fresh simulation with scripted sessions that call the
 conformance toolset (:mod:`conformance.workers.toolset`) and judges what the worker sent.
 Sources: seed 004 (serving custom tools) and PROTOCOL.md §7 (the session flow and work API).
+
+A failure's reproducer is the requests the worker sent: its output, which cannot be replayed into
+it. It is verified by running the check again, only when it failed, with a fresh worker against a
+fresh simulation (:func:`conformance.rechecks.verified_by_rerun`, what the report's rerun line
+does): ``verified`` when it fails at the same place again, ``did not reproduce`` when not.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.catalog import CheckFailure, Severity, check
+from conformance.rechecks import verified_by_rerun
 from conformance.workers.run import WorkerRun
 from conformance.workers.subject import FAMILY, TOOL_TYPE, WorkerSession
 from conformance.workers.toolset import ECHO, FAIL, HANG, SLEEP, UNSERVED
@@ -60,6 +66,7 @@ def _answered(run: WorkerRun, session_index: int, names: set[str]) -> bool:
        applies_to=APPLIES, source=_SERVE,
        statement="every agent.custom_tool_use is answered by exactly one user.custom_tool_result "
                  "whose custom_tool_use_id is the event's id")
+@verified_by_rerun()
 def answered_once(s: WorkerSession) -> None:
     run = s.start([Scenario.of("echo-twice-then-once",
                                [(ECHO, {"text": "alpha"}), (ECHO, {"text": "beta"})],
@@ -94,6 +101,7 @@ def answered_once(s: WorkerSession) -> None:
 @check("worker.custom_tool_result.failure_is_error", family=FAMILY, severity=Severity.MUST,
        applies_to=APPLIES, source=_FAILURES,
        statement="a tool that fails is answered with an is_error result the model can respond to")
+@verified_by_rerun()
 def failure_is_error(s: WorkerSession) -> None:
     run = s.start([Scenario.of("fail", [(FAIL, {"message": "disk quota exceeded (E42)"})])])
     run.wait_progress(lambda: _answered(run, 0, {FAIL}))
@@ -112,6 +120,7 @@ def failure_is_error(s: WorkerSession) -> None:
        severity=Severity.SHOULD, applies_to=APPLIES, source=_FAILURES,
        statement="an error result carries the tool's failure message, so the model can respond "
                  "to it")
+@verified_by_rerun()
 def error_explains_failure(s: WorkerSession) -> None:
     message = "disk quota exceeded (E42)"
     run = s.start([Scenario.of("fail", [(FAIL, {"message": message})])])
@@ -131,6 +140,7 @@ def error_explains_failure(s: WorkerSession) -> None:
        applies_to=APPLIES, source=_SERVE,
        statement="a worker answers only the tools registered with it; a declared tool it does not "
                  "serve is left pending and the session stays in requires_action")
+@verified_by_rerun()
 def unserved_left_pending(s: WorkerSession) -> None:
     run = s.start([Scenario.of("mixed", [(ECHO, {"text": "served"}), (UNSERVED, {})])])
     run.wait_progress(lambda: _answered(run, 0, {ECHO}))
@@ -156,6 +166,7 @@ def unserved_left_pending(s: WorkerSession) -> None:
        applies_to=APPLIES, source=seed(SEED_MANAGED_AGENTS, "Kegagalan alat muncul sebagai hasil alat error (timeout)"),
        statement="a tool call that never returns is turned into an is_error result within the "
                  "worker's timeout, not a hung session")
+@verified_by_rerun()
 def timeout_becomes_error(s: WorkerSession) -> None:
     limit = s.timeout * 2 + 3
     run = s.start([Scenario.of("hang", [(HANG, {})])])
@@ -177,6 +188,7 @@ def timeout_becomes_error(s: WorkerSession) -> None:
        applies_to=APPLIES, source=_WORKER,
        statement="while serving a session the worker heartbeats the work item within its lease "
                  "TTL, echoing expected_last_heartbeat, so the lease never lapses")
+@verified_by_rerun()
 def heartbeat_keeps_lease(s: WorkerSession) -> None:
     ttl = 3
     run = s.start([Scenario.of("slow", [(SLEEP, {"seconds": ttl * 1.6})])],
@@ -202,6 +214,7 @@ def heartbeat_keeps_lease(s: WorkerSession) -> None:
        applies_to=APPLIES, source=_WORKER,
        statement="after a heartbeat is refused with 412 heartbeat_precondition_failed the worker "
                  "stops serving that work item: no more heartbeats, results or stop for it")
+@verified_by_rerun()
 def lost_lease_stops_work(s: WorkerSession) -> None:
     ttl = 2
     run = s.start([Scenario.of("owned-elsewhere", [(UNSERVED, {})], [(ECHO, {"text": "late"})])],
@@ -256,6 +269,7 @@ def lost_lease_stops_work(s: WorkerSession) -> None:
        statement="a worker serves every queued session (in turn or at once): each work item "
                  "is acknowledged, its session's tools answered, and the item stopped when it "
                  "ends")
+@verified_by_rerun()
 def served_in_turn(s: WorkerSession) -> None:
     n = 3
     run = s.start([Scenario.of(f"s{i}", [(ECHO, {"text": f"session-{i}"})]) for i in range(n)])

@@ -31,7 +31,7 @@ _WORD = {"pass": "pass", "fail": "FAIL", "skip": "skip", "error": "ERROR",
          "incomplete": "incomplete", "n-a": "n/a", "unavailable": "—"}
 
 
-def _cell_body(cell: dict[str, Any]) -> str:
+def _cell_body(cell: dict[str, Any], family: str = "") -> str:
     parts = []
     if cell.get("message"):
         parts.append(f"<p>{escape(cell['message'])}</p>")
@@ -41,7 +41,7 @@ def _cell_body(cell: dict[str, Any]) -> str:
     if cell.get("reproducer"):  # collapsed: it would take most of the page
         setup = f"<pre>{escape(cell['setup'])}</pre>" if cell.get("setup") else ""
         parts.append("<details class=reproducer><summary class=small>reproducer "
-                     f"({escape(describe_reproduced(str(cell.get('reproduced') or '')))})"
+                     f"({escape(describe_reproduced(str(cell.get('reproduced') or ''), family))})"
                      f"</summary>{setup}<pre>{escape(cell['reproducer'])}</pre></details>")
     if cell.get("observed"):
         parts.append(f"<div class=small>observed: {escape(cell['observed'])}</div>")
@@ -51,11 +51,11 @@ def _cell_body(cell: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _cell(cell: dict[str, Any]) -> str:
+def _cell(cell: dict[str, Any], family: str = "") -> str:
     o = cell["outcome"]
     word = _WORD[o] + (" (start)" if cell.get("start_failure") else "")
     if o in ("fail", "error", "skip", "incomplete") and (cell.get("message") or cell.get("rerun")):
-        inner = f"<details><summary>{word}</summary>{_cell_body(cell)}</details>"
+        inner = f"<details><summary>{word}</summary>{_cell_body(cell, family)}</details>"
     elif cell.get("observed"):
         inner = f"<span title=\"{escape(cell['observed'])}\">{word}*</span>"
     else:
@@ -94,7 +94,7 @@ def _flagged(doc: dict[str, Any]) -> str:
         c = r["counts"]
         items = "".join(
             f"<li><b>{escape(n)}</b><details><summary>evidence</summary>"
-            f"{_cell_body(r['cells'][n])}</details></li>" for n in r["evidence"])
+            f"{_cell_body(r['cells'][n], r['id'].split('.')[0])}</details></li>" for n in r["evidence"])
         out.append(f"<h3 id=\"review-{escape(r['id'])}\"><code>{escape(r['id'])}</code> "
                    f"({r['severity']})</h3><p><span class=flag>{REVIEW_LABEL}</span>: "
                    f"{escape(review_counts(c))}. "
@@ -115,7 +115,7 @@ def render_html(doc: dict[str, Any]) -> str:
         title = escape(f"{r['statement']} (source: {source_text(r)})" + (f"\n{rests}" if rests else ""))
         rows.append(f"<tr class=\"{'review' if r['review'] else ''}\"><td title=\"{title}\">"
                     f"<code>{escape(r['id'])}</code>{flag}</td><td>{r['severity']}</td>"
-                    + "".join(_cell(r["cells"][n]) for n in names)
+                    + "".join(_cell(r["cells"][n], r["id"].split(".")[0]) for n in names)
                     + f"<td>{c['fail']}/{c['applies']}</td></tr>")
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"

@@ -34,7 +34,7 @@ def reproducer_notes(r: dict[str, Any]) -> list[str]:
     then what it plants before its inputs ("before input 1, write ...")."""
     if not r.get("reproducer") and not r.get("setup"):
         return []
-    return [f"Reproducer {describe_reproduced(str(r.get('reproduced') or ''))}",
+    return [f"Reproducer {describe_reproduced(str(r.get('reproduced') or ''), str(r.get('family') or ''))}",
             *(describe_setup(x) for x in r.get("setup") or [])]
 
 

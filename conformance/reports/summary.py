@@ -58,7 +58,9 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
             if r.reproducer:
                 note = ("; $TOOLUSE_WORKDIR is the case's directory"
                         if "$TOOLUSE_WORKDIR" in json.dumps(r.reproducer) else "")
-                print(f"      reproducer (tool inputs, in order{note}):", file=out)
+                what = {"loop": "the requests the loop sent",
+                        "worker": "the requests the worker sent"}.get(r.family, "tool inputs")
+                print(f"      reproducer ({what}, in order{note}):", file=out)
                 for inp in r.reproducer[:12]:
                     print(f"        {readable(inp, 200)}", file=out)
                 for line in reproducer_notes(r.to_json()):

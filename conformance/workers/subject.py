@@ -40,7 +40,7 @@ class WorkerSession:
     #: The tool timeout the worker is given (seconds).
     timeout: float
     tool_type: str = TOOL_TYPE
-    history: list[Any] = field(default_factory=list)
+    _done: list[Any] = field(default_factory=list)
     _runs: list[WorkerRun] = field(default_factory=list)
     #: The run's sandbox mode and limits for a worker command (default: the environment's).
     confinement: Confinement | None = None
@@ -57,10 +57,16 @@ class WorkerSession:
             run.start_coroutine(self.subject.load())
         return run
 
+    @property
+    def history(self) -> list[Any]:
+        """The worker's requests so far, runs in the order they started (what a failure that
+        is not the check's own, a fault, prints as its reproducer)."""
+        return [*self._done, *(r for run in self._runs for r in run.requests_summary())]
+
     def close(self) -> None:
         for run in self._runs:
             run.stop()
-            self.history.extend(run.requests_summary())
+            self._done.extend(run.requests_summary())
         self._runs.clear()
 
     @property

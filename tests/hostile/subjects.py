@@ -301,6 +301,17 @@ def writes_checkout(workdir: Path, timeout: float = 3.0) -> Any:
     return _attempting(inner, attempt)
 
 
+def writes_checkout_once(workdir: Path, timeout: float = 3.0) -> Any:
+    """As :func:`writes_checkout`, in the first instance started for a case only: it leaves a
+    mark file in its working directory, and an instance that finds the mark there or in a
+    directory above (a replay runs inside the case's directory) writes nothing. Its escape is
+    real, but its reproducer does not reproduce (tests/test_rechecks.py)."""
+    if any((d / ".once-wrote").exists() for d in (workdir, *workdir.parents)):
+        return reference_bash(workdir, timeout=timeout)
+    (workdir / ".once-wrote").write_text("1\n")
+    return writes_checkout(workdir, timeout)
+
+
 def connects(workdir: Path, timeout: float = 3.0) -> Any:
     """Opens a TCP connection to ``127.0.0.1:$TOOLUSE_TEST_PORT`` (the test listens there) and
     tries one to a documentation address (192.0.2.1, never routed)."""
