@@ -25,7 +25,9 @@ class Outcome(StrEnum):
 
 
 #: :attr:`CheckResult.reproduced` values: the reproducer was replayed, exactly as printed, on a
-#: fresh subject in a fresh directory before it was reported, and showed the failure again...
+#: fresh subject in a fresh directory before it was reported (a loop or worker check, whose
+#: reproducer is what the subject sent: the check was run again on a fresh loop or worker,
+#: :mod:`conformance.rechecks`), and showed the failure again...
 VERIFIED = "verified"
 #: ... or did not (the failure may depend on timing or on state the reproducer does not set up).
 NOT_REPRODUCED = "did not reproduce"
@@ -50,7 +52,7 @@ class CheckResult:
     #: (see :mod:`conformance.reproducers`). Paths use the same placeholders as the inputs.
     setup: list[dict[str, Any]] = field(default_factory=list)
     #: :data:`VERIFIED`, :data:`NOT_REPRODUCED`, or empty (the reproducer was not replayed: no
-    #: fresh subject could be started, or the check does not verify its reproducers).
+    #: fresh subject could be started, or its replay broke; the message says why).
     reproduced: str = ""
     #: What the check saw the subject do where the docs leave a choice (the convention it
     #: follows, e.g. "new_str ending in \\n inserts the lines as written"); a check states it by

@@ -28,7 +28,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("runner", "options"),
     ("checks", "reference", "lint_tools"),
     ("loops", "workers"),
-    ("properties", "subjects", "reproducers", "adapters"),
+    ("properties", "subjects", "reproducers", "rechecks", "adapters"),
     ("errors", "catalog", "basis", "results", "session"),
 )
 FLOOR_OF: dict[str, int] = {
