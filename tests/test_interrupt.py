@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hostile import TOOLUSE, wait_no_survivors
+from hostile import TOOLUSE, sigint_as_at_a_terminal, wait_no_survivors
 
 from conformance.reports import load_results
 from conformance.subjects.isolation import processes_supported
@@ -43,7 +43,8 @@ def test_an_interrupted_run_stops_subjects_and_leaves_partial_results(
                              "--check", "bash.session.*_persists", "bash.output.stdout_and_stderr",
                              "bash.restart.confirms", "bash.errors.failure_flagged",
                              "--out", str(out)], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=sigint_as_at_a_terminal)
     try:
         deadline = time.monotonic() + 90
         while results_so_far(out / "results.json") < 1 and time.monotonic() < deadline:

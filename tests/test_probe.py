@@ -324,6 +324,8 @@ def test_ctrl_c_stops_the_command_and_the_same_command_resumes(
     import sys
     import time
 
+    from hostile import sigint_as_at_a_terminal
+
     url, app = server_a
     app.on_request = lambda seen: time.sleep(0.2)  # a slow model: time to interrupt
     out = tmp_path / "a"
@@ -331,7 +333,7 @@ def test_ctrl_c_stops_the_command_and_the_same_command_resumes(
             "--concurrency", "1", SCENARIOS]
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from conformance.cli import main; "
                              "sys.exit(main(sys.argv[1:]))", *argv],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_at_a_terminal)
     deadline = time.monotonic() + 60
     while not list((out / "scenarios").rglob("*.json")) and time.monotonic() < deadline:
         time.sleep(0.05)

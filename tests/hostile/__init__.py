@@ -4,6 +4,7 @@ survive) and helpers to run ``tooluse`` and look for what a run left running."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -11,6 +12,15 @@ from conformance.subjects.isolation import PROC
 
 #: The ``tooluse`` command, run by this interpreter (no dependency on the script being on PATH).
 TOOLUSE = [sys.executable, "-c", "import sys; from conformance.cli import main; sys.exit(main())"]
+
+
+def sigint_as_at_a_terminal() -> None:
+    """``preexec_fn`` for a child a test interrupts with SIGINT: it gets SIGINT's default action,
+    as a command typed at a terminal does. pytest started in the background by a non-interactive
+    shell (``pytest &``, a script's background job) ignores SIGINT, a child inherits that, and
+    Python then installs no KeyboardInterrupt handler: the child rightly ignores Ctrl-C (its
+    shell asked for that) and the test would wrongly blame it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def survivors(env_entry: str) -> list[tuple[int, str]]:
