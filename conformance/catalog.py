@@ -67,6 +67,27 @@ class CheckSkipped(Exception):
     """Raised by a check that does not apply to this subject after all (with the reason)."""
 
 
+@dataclass
+class Rejudged:
+    """Returned by a check whose failures did not repeat when it judged them again: a model
+    check (editor, bash) whose every disagreement, its reproducer replayed exactly as printed on
+    a fresh subject, did not show again. Issue 21's rule for failures that rest on timing: only
+    a failure that repeats is a FAIL, and one that does not is never a silent pass. The result
+    is a pass that carries ``rejudged`` (``by: "replay"``; both runs), shown in every report
+    format as a failure on time that did not repeat is (:func:`conformance.results.rejudged_note`).
+
+    ``observed`` is the check's observed string; ``first`` what the run saw (the disagreements),
+    ``rerun`` what the replays saw; each ``{"outcome", "duration", "message", "misses"}``."""
+
+    observed: str
+    first: dict[str, Any]
+    rerun: dict[str, Any]
+
+    def record(self) -> dict[str, Any]:
+        """The result's ``rejudged`` value."""
+        return {"by": "replay", "repeated": False, "first": self.first, "rerun": self.rerun}
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

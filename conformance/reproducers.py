@@ -93,28 +93,113 @@ def relativize_value(value: Any, workdir: Path) -> Any:
     return _map_strings(value, fn)
 
 
+# --- bash commands: placeholders a shell expands ------------------------------------------------
+#
+# A bash reproducer's commands are shell text, and a placeholder is also the name of an
+# environment variable of the subject (``$TOOLUSE_WORKDIR``, ``$HOME``, ``$TMPDIR``). Written
+# into single quotes as plain text (``cd '$TOOLUSE_WORKDIR/gamma dir'``) a shell would not expand
+# it: the command replays only when the placeholder is replaced as text. So inside single quotes
+# a placeholder is printed as a double-quoted expansion between the quotes
+# (``cd ''"$TOOLUSE_WORKDIR"'/gamma dir'``; in ``$'...'``: ``'"$TOOLUSE_WORKDIR"$'``), and the
+# command runs as printed in bash with the variable set, or with the placeholder replaced as text
+# (:func:`materialize` turns those forms back into the very text the check sent). Elsewhere
+# (unquoted, in double quotes) ``$TOOLUSE_WORKDIR`` already expands and is left as it is.
+
+#: How a placeholder is printed inside single quotes and inside ``$'...'``.
+_IN_QUOTES = "'\"{}\"'"
+_IN_ANSI_C = "'\"{}\"$'"
+
+
+def shell_relativize(command: str, workdir: Path) -> str:
+    """``command`` (bash text) with the case's directories replaced by placeholders a shell
+    expands wherever they stand (see above)."""
+    if "/" not in command:
+        return command
+    pats = _patterns(Path(workdir))
+    out: list[str] = []
+    state = ""  # "", "'" (single quotes), '"' (double quotes), "$'" (ANSI-C quotes)
+    i, n = 0, len(command)
+    while i < n:
+        for pat, repl in pats:
+            m = pat.match(command, i)
+            if m:
+                out.append(_IN_QUOTES.format(repl) if state == "'"
+                           else _IN_ANSI_C.format(repl) if state == "$'" else repl)
+                i = m.end()
+                break
+        else:
+            c = command[i]
+            step = 1
+            if state == "":
+                if c == "\\":
+                    step = 2
+                elif c == "'":
+                    state = "'"
+                elif c == '"':
+                    state = '"'
+                elif c == "$" and command.startswith("$'", i):
+                    state, step = "$'", 2
+                elif c == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
+                    end = command.find("\n", i)
+                    step = (n if end < 0 else end) - i  # a comment: quotes in it are text
+            elif state == "'":
+                state = "" if c == "'" else state
+            elif c == "\\":
+                step = 2
+            elif (state == '"' and c == '"') or (state == "$'" and c == "'"):
+                state = ""
+            text = command[i:i + step]
+            out.append(relativize_value(text, workdir) if step > 2 else text)  # a comment
+            i += step
+    return "".join(out)
+
+
+def relativize_inputs(inputs: Any, workdir: Path) -> Any:
+    """A bash reproducer's inputs (a list of tool inputs) relativized: each ``command`` by
+    :func:`shell_relativize`, everything else by :func:`relativize_value`."""
+    if not isinstance(inputs, list):
+        return relativize_value(inputs, workdir)
+    return [relativize_value(x, workdir) if not isinstance(x, dict) else
+            {k: (shell_relativize(v, workdir) if k == "command" and isinstance(v, str)
+                 else relativize_value(v, workdir)) for k, v in x.items()}
+            for x in inputs]
+
+
 def relativize(result: CheckResult, workdir: Path) -> CheckResult:
     """A copy of ``result`` whose message, received and documented values, reproducer and
     observed text name the case's directory as ``$TOOLUSE_WORKDIR`` (and the subject's throwaway
-    home and temporary directories as ``$HOME`` and ``$TMPDIR``)."""
+    home and temporary directories as ``$HOME`` and ``$TMPDIR``); a bash reproducer's commands
+    so that a shell expands them (:func:`shell_relativize`)."""
     def rel(v: Any) -> Any:
         return relativize_value(v, workdir)
 
+    inputs = (relativize_inputs(list(result.reproducer), workdir) if result.family == "bash"
+              else rel(list(result.reproducer)))
     return dataclasses.replace(
         result, message=rel(result.message), received=rel(result.received),
-        documented=rel(result.documented), reproducer=rel(list(result.reproducer)),
+        documented=rel(result.documented), reproducer=inputs,
         setup=rel(list(result.setup)),
-        observed=rel(result.observed))
+        observed=rel(result.observed), rejudged=rel(result.rejudged))
 
 
 def materialize(value: Any, workdir: str | Path) -> Any:
     """The inverse, to replay a reproducer: every ``$TOOLUSE_WORKDIR`` in ``value``'s strings
-    replaced by ``workdir`` (an absolute path to a directory of your own)::
+    replaced by ``workdir`` (an absolute path to a directory of your own), the quoted forms of a
+    bash command (:func:`shell_relativize`) included, so the command is again the one sent::
 
         inputs = materialize(result["reproducer"], Path("/tmp/replay").resolve())
     """
     target = str(workdir).rstrip("/") or "/"
-    return _map_strings(value, lambda s: s.replace(WORKDIR, target))
+    quoted = (_IN_QUOTES.format(WORKDIR), _IN_ANSI_C.format(WORKDIR))
+
+    def fn(s: str) -> str:
+        if WORKDIR not in s:
+            return s
+        for form in quoted:  # a bash command's placeholder in quotes (shell_relativize)
+            s = s.replace(form, target)
+        return s.replace(WORKDIR, target)
+
+    return _map_strings(value, fn)
 
 
 # --- what a reproducer plants, stated as such --------------------------------------------------

@@ -59,7 +59,9 @@ class CheckResult:
     #: returning a string. Empty when the check has nothing to report.
     observed: str = ""
     #: Set when the result rested on a deadline and was re-judged: the case was run again,
-    #: alone, after the run (see :func:`rejudged_note`). Absent from the JSON when None.
+    #: alone, after the run (see :func:`rejudged_note`); or (``by: "replay"``) when a model
+    #: check's every finding, replayed on a fresh subject, did not repeat
+    #: (:class:`conformance.catalog.Rejudged`). Absent from the JSON when None.
     rejudged: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -87,10 +89,16 @@ class CheckResult:
 
 def rejudged_note(j: dict[str, Any] | None) -> str:
     """One line for the reports: how a result that rested on a deadline was re-judged (both
-    timings), from its ``rejudged`` record; ``""`` for a result that was not."""
+    timings), or how a model check's findings were re-judged by replay (``by: "replay"``), from
+    its ``rejudged`` record; ``""`` for a result that was not."""
     if not j:
         return ""
     first, rerun = j.get("first") or {}, j.get("rerun") or {}
+    if j.get("by") == "replay":  # a model check's findings, each replayed on a fresh subject
+        return (f"re-judged by replay: {first.get('outcome', 'fail')} in the run "
+                f"({first.get('message') or 'disagreements'}); each reproducer, replayed "
+                f"exactly as printed on a fresh subject, did not show it again — the failure "
+                "did not repeat: not counted as a failure (it may rest on timing or load)")
     misses = "; ".join(str(m) for m in first.get("misses") or [])
     head = (f"re-judged on time: {first.get('outcome', 'fail')} in the run "
             f"({float(first.get('duration') or 0):.1f}s{'; ' + misses if misses else ''})")

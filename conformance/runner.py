@@ -47,6 +47,7 @@ from conformance.catalog import (
     CheckFailure,
     CheckIncomplete,
     CheckSkipped,
+    Rejudged,
     Severity,
     checks_for,
 )
@@ -317,6 +318,8 @@ def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> Chec
             inputs, lambda: rechecks.fault_verdict(chk.func, session, inputs, seen))
         return result(Outcome.FAIL, f"the subject faulted: {'; '.join(seen)}" + note,
                       reproducer=inputs, reproduced=reproduced)
+    if isinstance(observed, Rejudged):  # failures that did not repeat: a pass, never silent
+        return result(Outcome.PASS, observed=observed.observed, rejudged=observed.record())
     return result(Outcome.PASS, observed=observed if isinstance(observed, str) else "")
 
 

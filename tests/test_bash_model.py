@@ -258,3 +258,82 @@ def test_the_check_reports_a_time_cap_stop_as_incomplete(tmp_path: Path,
             agrees_with_session_model(s)
     finally:
         s.close()
+
+
+# --- only a disagreement that repeats is a FAIL (issue 21's rule) -------------------------------
+
+def _disagreement(key: str, message: str, reproduced: str, base: Path) -> Any:
+    from conformance.properties.bash_step import Disagreement
+
+    d = Disagreement(key, message, {"content": ""}, "every @ line")
+    d.inputs, d.base, d.reproduced = [{"command": f"cd {base}"}], str(base), reproduced
+    d.ops = [Setup()]
+    return d
+
+
+@pytest.mark.parametrize("aside", [False, True])
+def test_findings_that_did_not_reproduce_do_not_fail_the_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aside: bool) -> None:
+    from conformance.catalog import CheckFailure, CheckSkipped, Rejudged
+    from conformance.checks import bash_model
+
+    def report(*findings: Any) -> BashModelReport:
+        set_aside = {"bash.errors.failure_flagged": [findings[0]]} if aside else {}
+        return BashModelReport(list(findings), set_aside, 20, 300, 4.0, False,
+                               replay_seconds=0.5)
+
+    lost = _disagreement("missing", "a read-back came back without its @ lines",
+                         NOT_REPRODUCED, tmp_path / "example-3")
+    kept = _disagreement("state:fn", "tu_fn_one was lost", VERIFIED, tmp_path / "example-5")
+    s = _session("reference", tmp_path)
+    try:
+        # Every finding did not reproduce: a pass carrying the re-judging (or a skip, when
+        # another check reports something it found), never a FAIL.
+        monkeypatch.setattr(bash_model, "explore_bash_model", lambda *a, **k: report(lost))
+        if aside:
+            with pytest.raises(CheckSkipped, match="did not reproduce"):
+                bash_model.agrees_with_session_model(s)
+        else:
+            got = bash_model.agrees_with_session_model(s)
+            assert isinstance(got, Rejudged), got
+            record = got.record()
+            assert record["by"] == "replay" and record["repeated"] is False
+            assert "a read-back came back without its @ lines" in record["first"]["message"]
+            assert record["first"]["duration"] == 4.0 and record["rerun"]["duration"] == 0.5
+        # One repeats: a FAIL on it alone, the other listed as not counted.
+        monkeypatch.setattr(bash_model, "explore_bash_model", lambda *a, **k: report(lost, kept))
+        with pytest.raises(CheckFailure) as failed:
+            bash_model.agrees_with_session_model(s)
+        assert failed.value.message.startswith("tu_fn_one was lost")
+        assert "distinct disagreements" not in failed.value.message
+        assert "1 more disagreement(s) did not reproduce" in failed.value.message
+        assert failed.value.reproduced == VERIFIED
+    finally:
+        s.close()
+
+
+def test_a_reproducer_with_a_quoted_path_is_verified_as_printed(tmp_path: Path) -> None:
+    """``cd '.../gamma dir'`` is printed with ``$TOOLUSE_WORKDIR`` outside the single quotes (a
+    shell expands it); the replay turns it back into the command the steps send, so the
+    finding is still verified on the broken subject."""
+    from conformance.properties.bash_commands import Cd
+    from conformance.reproducers import relativize_inputs
+
+    where = tmp_path / "found"
+    where.mkdir()
+    s = _session("bash_keeps_only_cwd_and_env", where)
+    try:
+        d = run_ops(s, [Setup(), Command([Cd("gamma dir"), DefFn("tu_fn_one", "word")], "; "),
+                        ReadBack()], where)
+    finally:
+        s.close()
+    assert d is not None and d.key == "state:fn", d and d.message
+    case = tmp_path / "case"
+    case.mkdir()
+    printed = relativize_inputs(d.reproducer(str(case)), case)
+    assert "''\"$TOOLUSE_WORKDIR\"'/gamma dir'" in printed[0]["command"], printed
+    fresh = _session("bash_keeps_only_cwd_and_env", case)
+    try:
+        assert verify(fresh, Budget(60.0), d) == VERIFIED
+    finally:
+        fresh.close()

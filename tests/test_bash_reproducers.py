@@ -53,3 +53,68 @@ def test_reproducers_resting_on_time_or_pids_are_judged_by_what_matters(
         name: str, check: str) -> None:
     r = _run(name, [check])[check]
     assert r.outcome is Outcome.FAIL and r.reproduced == VERIFIED, (r.message, r.reproduced)
+
+
+@pytest.mark.slow(30)
+def test_a_model_check_whose_findings_did_not_reproduce_is_re_judged_not_failed() -> None:
+    """Issue 21's rule in the bash model check: the subject loses one answer's output (OpenHands'
+    "Previous command outputs are truncated" notice and nothing else) in the first instance of
+    the case only. The run sees the disagreement, the replay on a fresh subject does not: no
+    FAIL, a pass that says so (``rejudged`` by replay, in every report format)."""
+    from conformance.results import rejudged_note
+
+    check = "bash.model.agrees_with_session_model"
+    r = _run("once_bash_loses_output", [check])[check]
+    assert r.outcome is Outcome.PASS, r.message
+    assert r.rejudged is not None and r.rejudged["by"] == "replay", r.rejudged
+    assert r.rejudged["repeated"] is False
+    assert r.rejudged["first"]["outcome"] == "fail" and r.rejudged["rerun"]["outcome"] == "pass"
+    assert "1 disagreement(s)" in r.rejudged["first"]["message"]
+    note = rejudged_note(r.rejudged)
+    assert note.startswith("re-judged by replay") and "did not show it again" in note
+    assert "/tmp" not in note  # relativized like the rest of the result
+
+
+def test_a_printed_bash_reproducer_runs_as_printed_in_a_shell(tmp_path: Path) -> None:
+    """A bash reproducer's commands name the case's directory as ``$TOOLUSE_WORKDIR``, which is
+    also the subject's environment variable: printed into single quotes as plain text
+    (``cd '$TOOLUSE_WORKDIR/gamma dir'``), a shell would not expand it. The printed command, run
+    by bash with TOOLUSE_WORKDIR set (from elsewhere), addresses the work directory; replaced as
+    text (``materialize``), it is again the command the check sent."""
+    import os
+    import subprocess
+
+    from conformance.properties.bash_commands import Cd
+    from conformance.properties.bash_model import SessionModel
+    from conformance.reproducers import materialize, relativize
+
+    case = tmp_path / "case"
+    (case / "gamma dir").mkdir(parents=True)
+    cd = Cd("gamma dir").text(SessionModel(str(case)))  # as the model check writes it
+    assert cd == f"cd '{case}/gamma dir'"
+    sent = [{"command": f"{cd} && pwd"}, {"command": f"printf '%s\\n' '{case}' \"{case}/x\""}]
+    result = CheckResult(check_id="bash.x", subject="s", tool_type="bash_20250124",
+                         family="bash", severity="MUST", outcome=Outcome.FAIL,
+                         reproducer=sent)
+    printed = relativize(result, case).reproducer
+    assert "'$TOOLUSE_WORKDIR" not in str(printed), printed
+    assert all("$TOOLUSE_WORKDIR" in i["command"] and str(case) not in i["command"]
+               for i in printed)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def shell(command: str) -> str:
+        done = subprocess.run(["bash", "-c", command], cwd=elsewhere, capture_output=True,
+                              text=True, env={**os.environ, "TOOLUSE_WORKDIR": str(case)},
+                              check=True)
+        return done.stdout
+
+    assert shell(printed[0]["command"]) == f"{case}/gamma dir\n"
+    assert shell(printed[1]["command"]) == f"{case}\n{case}/x\n"
+    assert materialize(printed, case) == sent
+    # An editor reproducer's strings are not shell text: left as they were.
+    editor = relativize(CheckResult(check_id="editor.x", subject="s", tool_type="t",
+                                    family="editor", severity="MUST", outcome=Outcome.FAIL,
+                                    reproducer=[{"command": "view", "path": f"{case}/a'b"}]),
+                        case).reproducer
+    assert editor == [{"command": "view", "path": "$TOOLUSE_WORKDIR/a'b"}]

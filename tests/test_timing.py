@@ -223,7 +223,7 @@ def test_a_failure_on_time_is_run_again_alone_and_only_a_repeat_is_a_fail(
     doc["summary"] = summarise(doc["results"], strict=False, complete=True)
     validate_document(doc)
     md = markdown.render_markdown(doc)
-    assert "### Re-judged on time (2)" in md and "did not repeat" in md
+    assert "### Re-judged (2)" in md and "did not repeat" in md
     page = html_report.render_html(doc)
     assert 'id="rejudged"' in page and "did not repeat" in page and "⏱" in page
     xml = ET.fromstring(junit.render_junit(doc))

@@ -4,9 +4,12 @@ says it holds (:mod:`conformance.properties.bash_machine`, :mod:`conformance.pro
 A fixed number of derandomized examples, each on a fresh subject; every distinct disagreement is
 reported with its own shrunk reproducer (the check's ``reproducer`` and ``setup`` are the smallest
 one's; the others are in the message), replayed exactly as printed on a fresh subject and marked
-``verified`` or ``did not reproduce`` (``reproduced``), as the editor's model check does. Findings
-a fixed bash check reports are left to that check (one defect, one check); a run cut short by the
-hard time cap is ``incomplete``, never a pass or a failure.
+``verified`` or ``did not reproduce`` (``reproduced``), as the editor's model check does. Only a
+disagreement that repeats on a fresh subject is a FAIL (issue 21's rule for failures that rest on
+timing): those that did not reproduce are listed in the message, and when none repeated the check
+passes with a ``rejudged`` record (:func:`conformance.checks.properties.rejudged_by_replay`),
+never silently. Findings a fixed bash check reports are left to that check (one defect, one
+check); a run cut short by the hard time cap is ``incomplete``, never a pass or a failure.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CATALOG, CheckFailure, CheckSkipped
+from conformance.catalog import CATALOG, CheckFailure, CheckSkipped, Rejudged
 from conformance.checks.bash import MUST, PERSISTENT, bash_check
-from conformance.checks.properties import model_check_incomplete
+from conformance.checks.properties import (
+    model_check_incomplete,
+    not_repeated_note,
+    rejudged_by_replay,
+    repeated,
+)
 from conformance.properties.bash_machine import explore_bash_model
 from conformance.properties.bash_step import Disagreement
 from conformance.reproducers import describe_reproduced, describe_setup
@@ -32,7 +40,7 @@ SHOWN = 5
             "every size, background jobs, a timeout and restarts leave the session holding what "
             "the docs say: state kept between commands, directory, environment and processes "
             "gone after a restart.", tags=("stateful", "property"))
-def agrees_with_session_model(s: ToolSession) -> str:
+def agrees_with_session_model(s: ToolSession) -> str | Rejudged:
     report = explore_bash_model(s, fails=fixed_check_fails)
     workdir = str(s.workdir)
     aside = sum(len(v) for v in report.set_aside.values())
@@ -41,14 +49,20 @@ def agrees_with_session_model(s: ToolSession) -> str:
     if report.incomplete:
         raise model_check_incomplete(report.examples_planned, report.note(),
                                      [f.message for f in report.findings])
-    if not report.findings:
+    # Only a disagreement that repeats on a fresh subject is a FAIL (issue 21's rule).
+    found, dropped = repeated([d.moved(workdir) for d in report.findings])
+    dropped_note = not_repeated_note(dropped)
+    if not found:
         if aside:
             raise CheckSkipped(f"every disagreement found is a defect another check reports "
-                               f"({aside_note}): not counted again (not a pass)")
+                               f"({aside_note}): not counted again (not a pass)"
+                               + (f"; {dropped_note}" if dropped else ""))
+        if dropped:
+            return rejudged_by_replay(f"session model: {report.note()}", dropped,
+                                      report.seconds, report.replay_seconds)
         return f"session model: {report.note()}"
-    found = [d.moved(workdir) for d in report.findings]
     first, others = found[0], found[1:]
-    count = f" ({len(report.findings)} distinct disagreements)" if others else ""
+    count = f" ({len(found)} distinct disagreements)" if others else ""
     setup = first.setup(workdir)
     lines = [f"{first.message}{count}",
              f"Shrunk reproducer: {len(first.inputs)} tool inputs in order on a fresh session"
@@ -60,6 +74,8 @@ def agrees_with_session_model(s: ToolSession) -> str:
         lines.append(f"... and {len(others) - SHOWN + 1} more")
     if aside_note:
         lines.append(f"({aside_note}: not counted again)")
+    if dropped_note:
+        lines.append(f"({dropped_note})")
     raise CheckFailure("\n".join(lines), received=first.received, documented=first.documented,
                        reproducer=first.reproducer(workdir), setup=setup,
                        reproduced=first.reproduced)

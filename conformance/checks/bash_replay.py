@@ -28,6 +28,7 @@ from conformance.checks.planted import reproducer as planted_reproducer
 from conformance.reproducers import (
     Replayed,
     materialize,
+    relativize_inputs,
     relativize_value,
     replay_fresh_subject,
     verdict_of,
@@ -93,7 +94,7 @@ def verifier(s: ToolSession, shows: Judge) -> Callable[[list[dict[str, Any]],
     def verify(inputs: list[dict[str, Any]], setup: list[dict[str, Any]]) -> str:
         if not inputs:
             return ""
-        printed = relativize_value(inputs, case)
+        printed = relativize_inputs(inputs, case)
 
         def judge(replayed: Replayed) -> bool:
             if len(replayed.results) != len(inputs):

@@ -4,7 +4,9 @@ The run is deterministic (a fixed number of examples, never a time budget; see
 :mod:`conformance.properties.editor`), every distinct disagreement is reported with its own shrunk and
 verified reproducer (the check's ``reproducer`` and ``setup`` are the smallest one's; the others
 are in the message), and a run that hits the hard time cap is ``incomplete``, never a pass or a
-failure. A pass reports the conventions the subject was seen to follow where the docs leave a
+failure. Only a disagreement that repeats on a fresh subject is a FAIL: one that did not
+reproduce is listed, and when none repeated the check passes with a ``rejudged`` record
+(:func:`conformance.checks.properties.rejudged_by_replay`), never silently. A pass reports the conventions the subject was seen to follow where the docs leave a
 choice, and how much was covered.
 """
 
@@ -13,8 +15,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
-from conformance.checks.properties import model_check_incomplete
+from conformance.catalog import CheckFailure, CheckSkipped, Rejudged, Severity, check
+from conformance.checks.properties import (
+    model_check_incomplete,
+    not_repeated_note,
+    rejudged_by_replay,
+    repeated,
+)
 from conformance.properties.editor import MAX_EXAMPLES, ModelDisagreement, explore_editor_model
 from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.session import ToolSession
@@ -30,21 +37,27 @@ SHOWN = 5
        statement="generated sequences of view, create, str_replace, insert (and undo_edit) give "
                  "the results and file bytes of the documented semantics, step by step.",
        tags=("stateful", "property"))
-def agrees_with_model(s: ToolSession) -> str:
+def agrees_with_model(s: ToolSession) -> str | Rejudged:
     report = explore_editor_model(s, max_examples=MAX_EXAMPLES)
     owners = sorted({owner for _, owner in report.set_aside})
     if report.incomplete:
         raise model_check_incomplete(MAX_EXAMPLES, report.budget.note(),
                                      [f.message for f in report.findings])
-    if not report.findings:
+    # Only a disagreement that repeats on a fresh subject is a FAIL (issue 21's rule).
+    found, dropped = repeated(report.findings)
+    dropped_note = not_repeated_note(dropped)
+    if not found:
         if report.set_aside:
             raise CheckSkipped(
                 f"the only disagreements found ({len(report.set_aside)}) are defects "
                 f"{', '.join(owners)} reports, not counted again (not a pass: those examples "
-                "were not searched further)")
+                "were not searched further)" + (f"; {dropped_note}" if dropped else ""))
+        if dropped:
+            return rejudged_by_replay(report.observed, dropped, report.seconds,
+                                      report.replay_seconds)
         return report.observed
-    first, others = report.findings[0], report.findings[1:]
-    count = f" ({len(report.findings)} distinct disagreements)" if others else ""
+    first, others = found[0], found[1:]
+    count = f" ({len(found)} distinct disagreements)" if others else ""
     lines = [f"{first.message}{count}",
              f"Shrunk reproducer: {len(first.reproducer)} tool inputs in order"
              f"{_setup_count(first)}; {describe_reproduced(first.reproduced)}.",
@@ -56,6 +69,8 @@ def agrees_with_model(s: ToolSession) -> str:
     if report.set_aside:
         lines.append(f"({len(report.set_aside)} more are defects {', '.join(owners)} "
                      "reports: not counted again)")
+    if dropped_note:
+        lines.append(f"({dropped_note})")
     raise CheckFailure("\n".join(lines), received=first.received, documented=first.documented,
                        reproducer=first.reproducer, setup=first.setup,
                        reproduced=first.reproduced)

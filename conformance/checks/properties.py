@@ -50,12 +50,12 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.catalog import CheckFailure, CheckIncomplete
+from conformance.catalog import CheckFailure, CheckIncomplete, Rejudged
 from conformance.properties.exploration import (
     BUDGET_TIMEOUTS,
     DEFAULT_MAX_EXAMPLES,
@@ -70,6 +70,7 @@ from conformance.properties.exploration import (
     quiet_settings,
 )
 from conformance.rechecks import fault_verifier
+from conformance.results import NOT_REPRODUCED
 from conformance.session import ToolSession, faults_of, spawn
 
 __all__ = ["BUDGET_TIMEOUTS", "DEFAULT_MAX_EXAMPLES", "HYPOTHESIS_TURNS", "Budget",
@@ -159,6 +160,55 @@ def model_check_incomplete(examples: int, note: str, found: list[str]) -> CheckI
         f"the hard time cap ended the model check before its {examples} examples were done "
         f"({note}){so_far}: neither a pass nor a failure (a very slow subject or machine; rerun "
         "it alone or with a longer --timeout)")
+
+
+class _Replayed(Protocol):
+    message: str
+    reproduced: str
+
+
+R = TypeVar("R", bound=_Replayed)
+
+
+def repeated(findings: list[R]) -> tuple[list[R], list[R]]:
+    """A model check's findings (editor, bash) split by their replay: those that count (the
+    reproducer, replayed as printed on a fresh subject, showed the disagreement again, or could
+    not be replayed) and those that did not reproduce. Issue 21's rule: a failure that rests on
+    timing is re-judged, and only one that repeats is a FAIL; a disagreement seen once among a
+    run's examples and not again on a fresh subject is reported (:func:`not_repeated_note`,
+    :func:`rejudged_by_replay`), never a FAIL by itself."""
+    counted = [f for f in findings if f.reproduced != NOT_REPRODUCED]
+    return counted, [f for f in findings if f.reproduced == NOT_REPRODUCED]
+
+
+#: Characters of each disagreement's message in the notes on those that did not reproduce.
+NOTE_CHARS = 300
+
+
+def _listed(findings: list[R]) -> str:
+    return "; ".join(f.message if len(f.message) <= NOTE_CHARS
+                     else f.message[:NOTE_CHARS] + "…" for f in findings)
+
+
+def not_repeated_note(dropped: list[R]) -> str:
+    """The note on the findings that did not reproduce (empty when there are none)."""
+    if not dropped:
+        return ""
+    return (f"{len(dropped)} more disagreement(s) did not reproduce (replayed exactly as "
+            f"printed on a fresh subject, not seen again), not counted: {_listed(dropped)}")
+
+
+def rejudged_by_replay(observed: str, dropped: list[R], seconds: float,
+                       replay_seconds: float) -> Rejudged:
+    """The pass of a model check whose every disagreement did not reproduce: the run's
+    failure (``seconds``) and the replays that did not repeat it (``replay_seconds``), carried
+    as the result's ``rejudged`` record (shown in every report format)."""
+    return Rejudged(observed, first={
+        "outcome": "fail", "duration": round(max(seconds, 0.0), 3),
+        "message": f"{len(dropped)} disagreement(s): {_listed(dropped)}"[:500], "misses": []},
+        rerun={"outcome": "pass", "duration": round(max(replay_seconds, 0.0), 3),
+               "message": "each reproducer replayed exactly as printed on a fresh subject: "
+                          "the disagreement did not show again", "misses": []})
 
 
 def _close_into(session: ToolSession, parent: ToolSession) -> None:

@@ -29,6 +29,7 @@ from conformance.matrix.execute import ColumnRun
 from conformance.reports.render_common import format_value
 from conformance.reports.rerun import rerun_for
 from conformance.reports.results_file import suite_metadata
+from conformance.results import rejudged_note
 
 FORMAT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("matrix.schema.json")
@@ -105,6 +106,8 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
     cell: dict[str, Any] = {"outcome": r["outcome"]}
     if r.get("observed"):
         cell["observed"] = r["observed"]
+    if isinstance(r.get("rejudged"), dict):  # a failure that did not repeat: never silent
+        cell["rejudged"] = rejudged_note(r["rejudged"])
     if r["outcome"] in ("fail", "error", "skip", "incomplete"):
         cell["message"] = r["message"]
     if r["outcome"] == "fail" and START_FAILURE.match(r["message"]):

@@ -60,6 +60,8 @@ def _cell(cell: dict[str, Any], family: str = "") -> str:
         inner = f"<span title=\"{escape(cell['observed'])}\">{word}*</span>"
     else:
         inner = word
+    if cell.get("rejudged"):  # never a silent pass
+        inner += f"<span title=\"{escape(cell['rejudged'])}\">⏱</span>"
     return f"<td class={o}>{inner}</td>"
 
 

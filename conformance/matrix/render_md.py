@@ -88,6 +88,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for r in doc["checks"]:
         cells = " | ".join(MARK[r["cells"][n]["outcome"]]
                            + (" (start)" if r["cells"][n].get("start_failure") else "")
+                           + (" ⏱" if r["cells"][n].get("rejudged") else "")
                            for n in names)
         flag = " ⚑" if r["review"] else ""
         c = r["counts"]
@@ -111,6 +112,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out.append("")
     if not any_problem:
         out += ["None.", ""]
+    rejudged = [(name, r) for name in names for r in doc["checks"]
+                if r["cells"][name].get("rejudged")]
+    if rejudged:  # ⏱ in the grid: failures that did not repeat (or did), never silent
+        out += ["## Re-judged", ""]
+        out += [f"- {name} `{r['id']}` ({r['cells'][name]['outcome']}): "
+                f"{_one_line(r['cells'][name]['rejudged'], 600)}" for name, r in rejudged]
+        out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -64,7 +64,13 @@ from conformance.properties.exploration import (
     quiet_settings,
     shrink_finding,
 )
-from conformance.reproducers import Replayed, relativize_value, replay_fresh_subject, verdict_of
+from conformance.reproducers import (
+    Replayed,
+    relativize_inputs,
+    relativize_value,
+    replay_fresh_subject,
+    verdict_of,
+)
 from conformance.session import ToolSession, spawn
 
 #: Examples per run and steps per example (fixed: the run is the same on every subject).
@@ -197,6 +203,8 @@ class BashModelReport:
     ended: str = "passed"
     #: The examples the run was to run (its fixed work).
     examples_planned: int = DEFAULT_EXAMPLES
+    #: Seconds the final replays of the findings took (:func:`verify`).
+    replay_seconds: float = 0.0
 
     def note(self) -> str:
         # No time in it: the observed string of a complete run is the same on every run.
@@ -375,6 +383,7 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
     aside: dict[str, list[Disagreement]] = {}
     findings: list[Disagreement] = []
     ended = "stopped"
+    replayed = 0.0
     try:
         # Hypothesis only generates the examples (quickly, in its turn); they run after it, so
         # that other property checks do not wait for subjects' answers.
@@ -389,7 +398,9 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
         failing = _FixedChecks(run, fails)
         for key in sorted(run.found, key=lambda k: len(run.found[k].inputs)):
             d = minimize(run, run.found[key])
+            t0 = time.monotonic()
             d.reproduced = verify(s, run.budget, d)
+            replayed += time.monotonic() - t0
             owners = [c for c in REPORTED_BY.get(d.key, ()) if failing(c)]
             if owners:
                 aside.setdefault(owners[0], []).append(d)
@@ -400,7 +411,7 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
     findings.sort(key=lambda d: len(d.inputs))
     return BashModelReport(findings, aside, run.examples, run.calls,
                            time.monotonic() - started, run.incomplete, ended,
-                           examples_planned=len(run.generated))
+                           examples_planned=len(run.generated), replay_seconds=replayed)
 
 
 def variants(ops: list[Op]) -> Iterator[list[Op]]:
@@ -448,7 +459,7 @@ def verify(s: ToolSession, budget: Budget, d: Disagreement) -> str:
     except StopExploring:
         return ""
     workdir = Path(s.workdir)
-    printed = relativize_value(d.reproducer(str(workdir)), workdir)
+    printed = relativize_inputs(d.reproducer(str(workdir)), workdir)
     setup = relativize_value(d.setup(str(workdir)), workdir)
     again: list[Disagreement | None] = [None]
 

@@ -43,6 +43,7 @@ import itertools
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -677,6 +678,9 @@ class ModelReport:
     #: The hard time cap ended the run before its fixed work was done: neither a pass nor a
     #: failure (the check is ``incomplete``).
     incomplete: bool = False
+    #: Seconds the run took, and the final replays of its findings (:func:`verify`).
+    seconds: float = 0.0
+    replay_seconds: float = 0.0
 
     @property
     def newline_translation(self) -> list[ModelDisagreement]:
@@ -698,6 +702,7 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
                             phases=(Phase.generate,))
     found: list[ModelDisagreement] = []
     aside: list[tuple[ModelDisagreement, str]] = []
+    started, replayed = time.monotonic(), 0.0
     try:
         with hypothesis_turn(x.budget):
             x.ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
@@ -709,7 +714,9 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
                 small = f.error
                 if small.steps:
                     small = minimize(x, small)
+                    t0 = time.monotonic()
                     small.reproduced = verify(x, small)
+                    replayed += time.monotonic() - t0
                 found.append(small.moved(Path(s.workdir)))
             aside = _set_aside(x, found)
         except StopExploring:
@@ -720,7 +727,8 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
     found = [f for f in found if id(f) not in done]
     found.sort(key=lambda d: len(d.steps))
     return ModelReport(found, x.observed(), x.ended, x.budget, aside,
-                       incomplete=x.budget.timed_out)
+                       incomplete=x.budget.timed_out, seconds=time.monotonic() - started,
+                       replay_seconds=replayed)
 
 
 # --- one defect, one check: newline translation --------------------------------------------------

@@ -180,7 +180,7 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
             said = r.get("message") or (r.get("observed") if o == "pass" else "")
             tip = _e(said.splitlines()[0][:200] if said else o)
             if r.get("rejudged"):  # never a silent pass: marked in the cell too
-                label += '<span class="rejudged" title="re-judged on time">⏱</span>'
+                label += '<span class="rejudged" title="re-judged">⏱</span>'
                 tip = _e(rejudged_note(r["rejudged"])[:300])
             row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
         body.append("".join(row) + "</tr>")
@@ -192,10 +192,11 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
              for r in failing] or ["<p>No failures.</p>"]
     timed = rejudged_rows(doc)
     if timed:
-        body.append(f'<h2>Re-judged on time ({len(timed)})</h2><p class="muted">A deadline '
+        body.append(f'<h2>Re-judged ({len(timed)})</h2><p class="muted">A deadline '
                     "passed during these cases (even with the allowance for measured load), so "
-                    "each was run again alone after the run; only a failure that repeats "
-                    'counts.</p><table id="rejudged"><thead><tr><th>check</th><th>subject</th>'
+                    "each was run again alone after the run, or (a model check) the "
+                    "disagreements found were replayed on a fresh subject; only a failure that "
+                    'repeats counts.</p><table id="rejudged"><thead><tr><th>check</th><th>subject</th>'
                     "<th>outcome</th><th>re-judged</th></tr></thead><tbody>")
         body += [f'<tr><td><code>{_e(r["check_id"])}</code></td><td><code>{_e(r["subject"])}'
                  f'</code></td><td>{_e(r["outcome"])}</td><td>{_e(note)}</td></tr>'

@@ -144,13 +144,15 @@ def _cell(text: str) -> str:
 
 
 def _rejudged(doc: dict[str, Any]) -> str:
-    """Results that rested on a deadline: run again alone after the run, with both timings."""
+    """Results re-judged: on a deadline (run again alone after the run, with both timings) or
+    by replay (a model check's findings that did not show again on a fresh subject)."""
     rows = rejudged_rows(doc)
     if not rows:
         return ""
-    out = ["", f"### Re-judged on time ({len(rows)})", "",
+    out = ["", f"### Re-judged ({len(rows)})", "",
            "A deadline passed during these cases (even with the allowance for measured load), "
-           "so each was run again alone after the run; only a failure that repeats counts.", "",
+           "so each was run again alone after the run, or (a model check) the disagreements "
+           "found were replayed on a fresh subject; only a failure that repeats counts.", "",
            "| check | subject | outcome | re-judged |", "|---|---|---|---|"]
     out += [f"| `{r['check_id']}` | {_code(r['subject'])} | {r['outcome']} | {_cell(note)} |"
             for r, note in rows]
