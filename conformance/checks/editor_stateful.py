@@ -6,8 +6,9 @@ verified reproducer (the check's ``reproducer`` and ``setup`` are the smallest o
 are in the message), and a run that hits the hard time cap is ``incomplete``, never a pass or a
 failure. Only a disagreement that repeats on a fresh subject is a FAIL: one that did not
 reproduce is listed, and when none repeated the check passes with a ``rejudged`` record
-(:func:`conformance.checks.properties.rejudged_by_replay`), never silently. A pass reports the conventions the subject was seen to follow where the docs leave a
-choice, and how much was covered.
+(:func:`conformance.checks.properties.rejudged_by_replay`), never silently. A pass reports the
+conventions the subject was seen to follow where the docs leave a choice, and how much was
+covered.
 """
 
 from __future__ import annotations
