@@ -101,6 +101,34 @@ CASES: dict[str, Case] = {
     "request.prompt_within_context_window": Case(
         body([user("x" * 800_100)], model=HAIKU), body([user("x" * 700_000)], model=HAIKU),
         re.compile(r"^prompt is too long: 2000\d\d tokens > 200000 maximum$")),
+    # Closed sets and ranges (simulator/rules/fields.py): the live API's wording from public
+    # reports of live answers, cited in the module.
+    "tool_choice.type_known": Case(
+        body([user("hi")], tools=[WEATHER], tool_choice={"type": "sometimes"}),
+        body([user("hi")], tools=[WEATHER], tool_choice={"type": "none"}),
+        "tool_choice: Input tag 'sometimes' found using 'type' does not match any of the expected "
+        "tags: 'auto', 'any', 'tool', 'none'"),
+    "messages.roles.known": Case(
+        body([user("hi"), {"role": "bot", "content": "hello"}, user("again")]),
+        body([user("hi"), {"role": "system", "content": "Answer in French."}]),
+        'messages: Unexpected role "bot". Allowed roles are "user" or "assistant"'),
+    "content.block_type_known": Case(
+        body([user(text("What is this?"), {"type": "image_url", "image_url": {"url": "x"}})]),
+        body([user(text("Summarise."), {"type": "search_result", "source": "https://e.org",
+                                        "title": "E", "content": [text("e")]})]),
+        re.compile(r"^messages\.0\.content\.1: Input tag 'image_url' found using 'type' does "
+                   r"not match any of the expected tags: 'advisor_tool_result', .*'document', .*"
+                   r"'image', .*'web_search_tool_result'$")),
+    "sampling.temperature_range": Case(
+        body([user("hi")], temperature=1.2), body([user("hi")], temperature=1),
+        "temperature: range: 0..1"),
+    "sampling.top_p_range": Case(
+        body([user("hi")], top_p=1.5), body([user("hi")], top_p=0.9), "top_p: range: 0..1"),
+    "request.known_fields": Case(
+        body([user("hi")], response_format={"type": "json_object"}),
+        body([user("hi")], output_format={"type": "json_schema", "schema": {"type": "object"}},
+             context_management={"edits": []}),
+        "response_format: Extra inputs are not permitted"),
     "request.schema": Case(
         {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user"}]},
         body([user("hi")]), "messages.0.content: Field required"),

@@ -12,7 +12,9 @@ A :class:`Rule` carries ``id``, ``level`` (MUST/SHOULD/INFO), ``source`` (a
 :class:`simulator.sources.Source`; tag ``I``/``?`` when the exact message is inferred),
 ``statement``, ``message`` (template) and ``check``. Modules, one per theme: ``schema``,
 ``tools`` (type/name, betas, model compatibility), ``messages`` (roles, tool_result pairing),
-``ptc`` (programmatic calling), ``server_tools`` (containers, pause_turn, pending server tools),
+``fields`` (closed sets and ranges: roles, ``tool_choice`` types, block types, sampling
+ranges, top-level fields), ``ptc`` (programmatic calling), ``server_tools`` (containers,
+pause_turn, pending server tools),
 ``request`` (model id, ``container`` form, effort levels, thinking budget, file sources, context
 window: the live API's own refusals, real_traffic captures as sources).
 """
@@ -25,6 +27,7 @@ from typing import Any
 from . import schema as _schema  # noqa: F401  (registration order = check order)
 from . import tools as _tools  # noqa: F401
 
+from . import fields as _fields  # noqa: F401  # isort: skip
 from . import messages as _messages  # noqa: F401  # isort: skip
 from . import ptc as _ptc  # noqa: F401  # isort: skip
 from . import server_tools as _server_tools  # noqa: F401  # isort: skip
@@ -34,7 +37,9 @@ from .base import RULES, Rule, RuleContext, Violation, rule, run_rules
 
 #: Check order: the request as a whole, then tool definitions, then the conversation, then state.
 ORDER = (
-    "request.schema", "model.known", "model.not_retired", "container.param_is_string", "effort.supported_level",
+    "request.schema", "tool_choice.type_known", "messages.roles.known", "content.block_type_known",
+    "sampling.temperature_range", "sampling.top_p_range", "request.known_fields", "model.known",
+    "model.not_retired", "container.param_is_string", "effort.supported_level",
     "thinking.budget_below_max_tokens", "content.file_source_needs_files_beta",
     "request.prompt_within_context_window", "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
     "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",
@@ -59,7 +64,7 @@ DEFINITION_RULES = frozenset({
     "beta.header_known", "tools.fixed_type_name", "beta.legacy_header_required",
     "tools.model_compatibility", "tools.web_tools_need_code_execution_20260120",
     "ptc.strict_unsupported", "ptc.disable_parallel_tool_use_unsupported", "ptc.recursive_ref",
-    "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller",
+    "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller", "tool_choice.type_known",
 })
 
 

@@ -145,6 +145,33 @@ LIVE_REFUSALS: tuple[tuple[str, str, str, Any, Any, str | None], ...] = (
      lambda body: body["messages"][-1].update(content=[
          {"type": "document", "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"}},
          {"type": "text", "text": "Which Python version does this document name?"}]), None),
+    # Closed sets and ranges (simulator/rules/fields.py), each worded as live answers quoted in
+    # public reports show it (the module cites them).
+    ("tool_choice.type_known", "reject_unknown_tool_choice_type",
+     "a `tool_choice` type outside auto, any, tool and none (another API's `required`)",
+     protocol("5. Error responses: Status to type", "I"),
+     lambda body: body.update(tool_choice={"type": "required"}), None),
+    ("messages.roles.known", "reject_unknown_role",
+     "a message role the API does not know (another API's `developer`)",
+     protocol("5. Error responses: Status to type", "3P"),
+     lambda body: body["messages"].insert(0, {"role": "developer", "content": "Answer briefly."}),
+     None),
+    ("content.block_type_known", "reject_unknown_block_type",
+     "a content block type the API does not know (another API's `image_url`)",
+     protocol("5. Error responses: Status to type", "3P"),
+     lambda body: body["messages"][-1].update(content=[
+         {"type": "text", "text": "Which Python version does this screenshot show?"},
+         {"type": "image_url", "image_url": {"url": "https://example.com/python.png"}}]), None),
+    ("sampling.temperature_range", "reject_temperature_out_of_range", "`temperature` above 1",
+     protocol("5. Error responses: Status to type", "I"),
+     lambda body: body.update(temperature=1.2), None),
+    ("sampling.top_p_range", "reject_top_p_out_of_range", "`top_p` above 1",
+     protocol("5. Error responses: Status to type", "I"), lambda body: body.update(top_p=1.5),
+     None),
+    ("request.known_fields", "reject_unknown_field",
+     "a top-level field the API does not know (another API's `response_format`)",
+     protocol("5. Error responses: Status to type", "3P"),
+     lambda body: body.update(response_format={"type": "json_object"}), None),
 )
 
 
