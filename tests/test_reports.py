@@ -301,3 +301,43 @@ def test_progress_off_a_terminal_is_a_plain_counter_and_lines_on_request() -> No
     assert len(lines) == 11 and lines[0].startswith("[1/11] PASS ")
     assert any(x.split()[1:2] == ["FAIL"] and "  [" in x for x in lines), lines
     assert outputs[("off", 0.0)] == ""
+
+
+def test_planted_setup_comes_before_the_inputs_in_every_format(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bash failure whose check made a directory behind the subject's back: every format
+    prints "before input 1, make the directory ..." before the inputs (where whoever replays
+    them needs it), and whether the reproducer was verified after them."""
+    import html as html_lib
+    from types import SimpleNamespace
+
+    from test_reports_sample import _r
+
+    from conformance.catalog import CATALOG
+    from conformance.pytest.items import describe
+    from conformance.reports import render_html
+    from conformance.reports.summary import print_summary
+    from conformance.results import VERIFIED
+
+    check = "bash.session.cwd_persists"
+    r = _r(check, "reference-bash", Outcome.FAIL, message="the cd was forgotten",
+           reproducer=[{"command": "cd $TOOLUSE_WORKDIR/persist-cwd"}, {"command": "pwd"}],
+           setup=[{"before_input": 1, "path": "$TOOLUSE_WORKDIR/persist-cwd",
+                   "directory": True}],
+           reproduced=VERIFIED)
+    doc = sample_doc(tmp_path, results=[r], monkeypatch=monkeypatch)
+    out = io.StringIO()
+    print_summary(SimpleNamespace(
+        results=[r], blocking=lambda: [r], ok=False, strict=False, duration=1.0,
+        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:1]), subjects=SUBJECTS[:1]),
+        counts=lambda: {"pass": 0, "fail": 1, "skip": 0, "error": 0}), out)
+    junit = " ".join(f.text or "" for f in ET.fromstring(render_junit(doc)).iter("failure"))
+    texts = {"terminal": out.getvalue(), "markdown": render_markdown(doc),
+             "html": html_lib.unescape(render_html(doc)), "junit": junit,
+             "pytest": describe(CATALOG[check], r)}
+    for name, text in texts.items():
+        setup = text.find("before input 1, make the directory $TOOLUSE_WORKDIR/persist-cwd")
+        first_input = text.find("cd $TOOLUSE_WORKDIR/persist-cwd")
+        verified = text.find("Reproducer verified")
+        assert 0 <= setup < first_input < verified, (name, setup, first_input, verified, text)
+        assert text.count("make the directory") == 1, name

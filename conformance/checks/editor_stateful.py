@@ -85,8 +85,8 @@ def _setup_count(d: ModelDisagreement) -> str:
 def _described(i: int, d: ModelDisagreement) -> str:
     setup = "".join(f"\n  {describe_setup(x)}" for x in d.setup)
     return (f"Disagreement {i}: {d.message}\n  Received: {d.received}\n"
-            f"  Documented: {d.documented:.300}\n  Reproducer ({len(d.reproducer)} tool inputs; "
-            f"{describe_reproduced(d.reproduced)}): {_inputs(d.reproducer)}{setup}")
+            f"  Documented: {d.documented:.300}{setup}\n  Reproducer ({len(d.reproducer)} tool "
+            f"inputs; {describe_reproduced(d.reproduced)}): {_inputs(d.reproducer)}")
 
 
 def _inputs(inputs: list[dict[str, Any]]) -> str:

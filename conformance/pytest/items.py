@@ -132,11 +132,12 @@ def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     if r.documented is not None:
         lines.append(f"  documented: {readable(r.documented, 2000)}")
     if r.reproducer:
-        from conformance.reports.render_common import reproducer_notes
+        from conformance.reports.render_common import reproducer_setup, reproducer_verification
 
+        lines += [f"  {x}" for x in reproducer_setup(r.to_json())]
         lines.append("  reproducer (tool inputs, in order):")
         lines += [f"    {readable(i, 500)}" for i in r.reproducer[:20]]
-        lines += [f"  {x}" for x in reproducer_notes(r.to_json())]
+        lines += [f"  {x}" for x in reproducer_verification(r.to_json())]
     if rerun:
         lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)

@@ -23,8 +23,9 @@ from .render_common import (
     per_subject,
     problems,
     rejudged_rows,
-    reproducer_notes,
+    reproducer_setup,
     reproducer_text,
+    reproducer_verification,
     run_line,
     verdict_word,
 )
@@ -103,10 +104,10 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
     if rerun:
         parts.append("<p><strong>Rerun this check alone</strong></p>"
                      f'<pre class="rerun">{_e(rerun)}</pre>')
-    notes = reproducer_notes(r)
-    if notes:
+    setup = reproducer_setup(r)
+    if setup:
         parts.append('<ul class="reproducer-notes">'
-                     + "".join(f"<li>{_e(x)}</li>" for x in notes) + "</ul>")
+                     + "".join(f"<li>{_e(x)}</li>" for x in setup) + "</ul>")
     if r.get("reproducer"):
         text = reproducer_text(r["reproducer"])
         where = (" <span class=\"muted\">(<code>$TOOLUSE_WORKDIR</code>: the case's directory)"
@@ -115,6 +116,10 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
         parts.append(f'<details class="reproducer"><summary><strong>Reproducer</strong> '
                      f"({len(r['reproducer'])} steps){where}</summary>"
                      f'<pre class="reproducer">{_e(text)}</pre></details>')
+    verification = reproducer_verification(r)
+    if verification:
+        parts.append('<ul class="reproducer-notes">'
+                     + "".join(f"<li>{_e(x)}</li>" for x in verification) + "</ul>")
     parts.append("</details>")
     return "\n".join(parts)
 

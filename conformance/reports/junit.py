@@ -21,7 +21,14 @@ from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
 from .coverage import coverage_rows
-from .render_common import format_value, is_known, per_subject, reproducer_notes, reproducer_text
+from .render_common import (
+    format_value,
+    is_known,
+    per_subject,
+    reproducer_setup,
+    reproducer_text,
+    reproducer_verification,
+)
 from .rerun import rerun_for
 from .results_file import gating
 
@@ -48,11 +55,12 @@ def _details(r: dict[str, Any], rerun: str = "") -> str:
         lines.append(f"Documented: {format_value(r.get('documented'))}")
     if rerun:
         lines.append(f"Rerun: {rerun}")
-    lines += reproducer_notes(r)
+    lines += reproducer_setup(r)
     if r.get("reproducer"):
         text = reproducer_text(r["reproducer"])
         where = " ($TOOLUSE_WORKDIR: the case's directory)" if "$TOOLUSE_WORKDIR" in text else ""
         lines.append(f"Reproducer{where}:\n" + text)
+    lines += reproducer_verification(r)
     return _x("\n".join(x for x in lines if x))
 
 

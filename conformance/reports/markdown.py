@@ -18,8 +18,9 @@ from .render_common import (
     per_subject,
     problems,
     rejudged_rows,
-    reproducer_notes,
+    reproducer_setup,
     reproducer_text,
+    reproducer_verification,
     run_line,
     verdict_word,
 )
@@ -76,9 +77,9 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
         out += _received_documented(r.get("received"), r.get("documented"))
     if rerun:
         out += ["Rerun this check alone:", "", *_fenced(rerun, "sh"), ""]
-    notes = reproducer_notes(r)
-    if notes:
-        out += [f"- {_text(x)}" for x in notes] + [""]
+    setup = reproducer_setup(r)
+    if setup:
+        out += [f"- {_text(x)}" for x in setup] + [""]
     if r.get("reproducer"):
         n = len(r["reproducer"])
         text = reproducer_text(r["reproducer"], 3000)
@@ -87,6 +88,9 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
                  else "")
         out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})"
                 + f"{where}</summary>", "", fence + "json", text, fence, "", "</details>", ""]
+    verification = reproducer_verification(r)
+    if verification:
+        out += [f"- {_text(x)}" for x in verification] + [""]
     return "\n".join(out)
 
 

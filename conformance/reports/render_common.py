@@ -29,13 +29,19 @@ def reproducer_text(reproducer: list[Any], limit: int = MAX_VALUE_CHARS) -> str:
     return format_value(reproducer, limit)
 
 
-def reproducer_notes(r: dict[str, Any]) -> list[str]:
-    """What every format prints with a reproducer: whether it was verified on a fresh subject,
-    then what it plants before its inputs ("before input 1, write ...")."""
+def reproducer_setup(r: dict[str, Any]) -> list[str]:
+    """What the reproducer plants behind the subject's back ("before input 1, make the directory
+    ..."): every format prints it before the inputs, where whoever replays them needs it."""
+    return [describe_setup(x) for x in r.get("setup") or []]
+
+
+def reproducer_verification(r: dict[str, Any]) -> list[str]:
+    """Whether the reproducer (its setup, then its inputs) was verified on a fresh subject:
+    every format prints it after them, as the outcome of replaying them."""
     if not r.get("reproducer") and not r.get("setup"):
         return []
-    return [f"Reproducer {describe_reproduced(str(r.get('reproduced') or ''), str(r.get('family') or ''))}",
-            *(describe_setup(x) for x in r.get("setup") or [])]
+    return ["Reproducer " + describe_reproduced(str(r.get("reproduced") or ""),
+                                             str(r.get("family") or ""))]
 
 
 def is_known(r: dict[str, Any], verdict: BaselineVerdict | None) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from conformance.basis import basis_lines
 from conformance.catalog import CATALOG
-from conformance.reports.render_common import reproducer_notes
+from conformance.reports.render_common import reproducer_setup, reproducer_verification
 from conformance.reports.rerun import rerun_command
 from conformance.results import Outcome, rejudged_note
 
@@ -60,10 +60,12 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
                         if "$TOOLUSE_WORKDIR" in json.dumps(r.reproducer) else "")
                 what = {"loop": "the requests the loop sent",
                         "worker": "the requests the worker sent"}.get(r.family, "tool inputs")
+                for line in reproducer_setup(r.to_json()):
+                    print(f"      {line}", file=out)
                 print(f"      reproducer ({what}, in order{note}):", file=out)
                 for inp in r.reproducer[:12]:
                     print(f"        {readable(inp, 200)}", file=out)
-                for line in reproducer_notes(r.to_json()):
+                for line in reproducer_verification(r.to_json()):
                     print(f"      {line}", file=out)
             again = rerun.get(r.subject)
             if again is not None:
