@@ -119,7 +119,8 @@ def thread_delay(native_id: int | None) -> float:
 class Miss:
     """A deadline that passed even with the allowance for load."""
 
-    #: What was waited for: "call", "close", "readiness", "start", "loop", "worker".
+    #: What was waited for: "call", "close", "readiness", "start", "loop", "worker", or
+    #: "lease" (a worker's heartbeat came after its lease's TTL, a deadline in the simulation).
     what: str
     nominal: float
     waited: float

@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from conformance.subjects.timing import (
     Patience,
     harness_lag,
     record,
+    thread_delay,
     tree_delay,
 )
 from simulator.managed_agents import ManagedAgentsSimulator, RequestRecord, Scenario, Session
@@ -66,6 +68,7 @@ class WorkerRun:
         self.faults: list[str] = []
         self._stop_worker: Callable[[], None] | None = None
         self._stop_server: Callable[[], None] | None = None
+        self._lag_at_start = harness_lag()
 
     # -- starting a worker -------------------------------------------------------------------
 
@@ -108,6 +111,7 @@ class WorkerRun:
                 await client.close()
 
         def thread_main() -> None:
+            self._worker_thread = threading.get_native_id()
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(main())
@@ -199,7 +203,10 @@ class WorkerRun:
 
     def _starved(self) -> float:
         pid = getattr(self, "_worker_pid", None)
-        return harness_lag() + (tree_delay(pid) if pid is not None else 0.0)
+        if pid is not None:
+            return harness_lag() + tree_delay(pid)
+        # An in-process worker: the CPU its event loop's thread waited for.
+        return harness_lag() + thread_delay(getattr(self, "_worker_thread", None))
 
     def wait(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``predicate()`` holds, at most ``timeout`` s plus the allowance for
@@ -208,8 +215,13 @@ class WorkerRun:
             lambda t: True if self.sim.wait_for(predicate, t) else None) is True
 
     def pause(self, seconds: float) -> None:
-        """Let the worker act for ``seconds`` (nothing is awaited: no deadline)."""
-        self.sim.wait_for(lambda: False, seconds)
+        """Let the worker act for ``seconds`` of its own time: the window (for answers that
+        should not come) grows by the load measured meanwhile, as a deadline does
+        (subjects/timing.py), so that a busy machine does not close it before a broken worker
+        had the CPU to act. Nothing is awaited: no deadline, no miss."""
+        Patience(seconds, "worker", self._starved).wait(
+            lambda t: None if not self.sim.wait_for(lambda: False, t) else True,
+            record_miss=False)
 
     def wait_progress(self, predicate: Callable[[], bool], *, idle: float = 5.0,
                       total: float = 30.0) -> bool:
@@ -270,7 +282,26 @@ class WorkerRun:
             out.append(entry)
         return out
 
+    def record_lapsed_leases(self) -> None:
+        """A lease that ran out while the worker was heartbeating its item (a heartbeat came
+        later than the TTL: a deadline in the simulation, as a busy machine can make any worker
+        miss) is recorded like any deadline that passed, so that a failure of the check is
+        re-judged alone (subjects/timing.py). A lease that ran out on an item the worker never
+        heartbeat is not a matter of time."""
+        for item in self.sim.work_items():
+            if not item.leases_expired:
+                continue
+            times = sorted(r.at for r in self.log
+                           if r.path.endswith((f"/{item.id}/ack", f"/{item.id}/heartbeat")))
+            if not any(r.path.endswith(f"/{item.id}/heartbeat") for r in self.log):
+                continue
+            gap = max(((b - a).total_seconds() for a, b in pairwise(times)),
+                      default=float(item.ttl_seconds))
+            record(Miss("lease", float(item.ttl_seconds), gap,
+                        max(0.0, self._starved() - self._lag_at_start)))
+
     def stop(self) -> None:
+        self.record_lapsed_leases()
         try:
             if self._stop_worker is not None:
                 self._stop_worker()

@@ -147,6 +147,8 @@ class WorkItem:
     stopped_at: datetime | None = None
     #: How many times the lease expired or was taken away, and the item went back to the queue.
     leases_lost: int = 0
+    #: How many of those were the lease running out (no heartbeat within the TTL), not taken.
+    leases_expired: int = 0
 
     def to_json(self, *, secret: str | None = None) -> dict[str, Any]:
         return {"type": "work", "id": self.id, "environment_id": self.environment_id,

@@ -29,6 +29,7 @@ def expire_leases(store: Store) -> list[WorkItem]:
         if item.state in ("starting", "active") and item.lease_expires_at is not None \
                 and now > item.lease_expires_at:
             requeue(store, item)
+            item.leases_expired += 1
             expired.append(item)
     return expired
 
