@@ -505,6 +505,10 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 raise
         complete = True
     finally:
+        # The pool is shut down: nothing of this run starts a subject any more, so an
+        # interrupt's refusal to start subjects ends with it (a later run_case in the same
+        # process, the pytest plugin's items say, must not find every subject refused).
+        allow_subjects()
         forkserver.shutdown()
         if own_root:
             shutil.rmtree(root, ignore_errors=True)

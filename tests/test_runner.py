@@ -149,6 +149,22 @@ def test_teardown_and_open_errors_are_harness_errors_and_the_run_goes_on() -> No
     assert r.outcome is Outcome.ERROR and "harness bug" in r.message
 
 
+class _Interrupt:
+    def on_check_finished(self, result: CheckResult) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C would, after the first result
+
+
+def test_an_interrupted_run_does_not_refuse_later_cases() -> None:
+    """An interrupted run kills its subjects and refuses to start new ones while it winds down;
+    once it has, the process starts subjects again (in CI a test that interrupted a run in
+    process left every later run_case of its worker 'the run is stopping (interrupted)')."""
+    with pytest.raises(KeyboardInterrupt):
+        runner.run([REFERENCE], checks=["bash.session.cwd_persists", "bash.session.env_persists"],
+                   jobs=1, listeners=[_Interrupt()])
+    r = runner.run_case(REFERENCE, make_check(passes), timeout=30)
+    assert (r.outcome, r.message) == (Outcome.PASS, "")
+
+
 def test_any_subject_like_object_runs() -> None:
     r = runner.run_case(MinimalSubject(), make_check(passes), timeout=2)
     assert (r.outcome, r.subject) == (Outcome.PASS, "minimal")
