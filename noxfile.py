@@ -27,7 +27,8 @@ def tests(session: nox.Session) -> None:
     # Four workers on a 2-core machine: about half of a test's time is spent waiting for a
     # subject (a command past its timeout, a start-up, a restart), and other workers use the
     # cores meanwhile (issue 21). benchmarks/project_tests.py measures the same arguments.
-    args = session.posargs or ["-n", "4", "-q"]
+    # --durations=30: the slowest tests in every log, so a run says where its time went.
+    args = session.posargs or ["-n", "4", "-q", "--durations=30"]
     session.run("pytest", *args)
 
 
