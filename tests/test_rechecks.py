@@ -17,7 +17,7 @@ from conformance import runner
 from conformance.catalog import CATALOG, Check, Severity
 from conformance.loops import loop_subject
 from conformance.rechecks import fault_kind
-from conformance.reports.render_common import reproducer_notes
+from conformance.reports.render_common import reproducer_verification
 from conformance.results import NOT_REPRODUCED, VERIFIED, CheckResult, Outcome
 from conformance.session import ToolSession
 from conformance.subjects import factory_subject
@@ -129,7 +129,7 @@ def test_a_loop_failure_is_driven_again_and_verified() -> None:
     subject = loop_subject(f"{BROKEN / 'loop_drops_tool_result.py'}:loop")
     r = _one(runner.run([subject], checks=[SEVERAL], jobs=1).results, SEVERAL)
     assert r.outcome is Outcome.FAIL and r.reproducer and r.reproduced == VERIFIED, r.message
-    notes = reproducer_notes(r.to_json())
+    notes = reproducer_verification(r.to_json())
     assert notes[0].startswith("Reproducer verified: the check's conversations, driven again "
                                "by a fresh loop"), notes
 
@@ -139,7 +139,7 @@ def test_a_loop_failure_that_does_not_repeat_is_labelled_so(tmp_path: Path) -> N
     r = _one(runner.run([loop_subject(f"{path}:loop")], checks=[SEVERAL], jobs=1).results,
              SEVERAL)
     assert r.outcome is Outcome.FAIL and r.reproduced == NOT_REPRODUCED, r.message
-    assert reproducer_notes(r.to_json())[0].startswith("Reproducer did not reproduce"), r
+    assert reproducer_verification(r.to_json())[0].startswith("Reproducer did not reproduce"), r
 
 
 def test_a_loop_warning_is_verified_too() -> None:
@@ -158,7 +158,7 @@ def test_a_worker_failure_is_run_again_and_verified() -> None:
     subject = worker_subject(f"{BROKEN / 'worker_error_not_flagged.py'}:serve")
     r = _one(runner.run([subject], checks=[FLAGGED], jobs=1).results, FLAGGED)
     assert r.outcome is Outcome.FAIL and r.reproducer and r.reproduced == VERIFIED, r.message
-    assert "a fresh worker" in reproducer_notes(r.to_json())[0]
+    assert "a fresh worker" in reproducer_verification(r.to_json())[0]
 
 
 def test_a_worker_failure_that_does_not_repeat_is_labelled_so(tmp_path: Path) -> None:

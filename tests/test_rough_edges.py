@@ -40,7 +40,8 @@ def deny(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
         return real_open(self, *a, **k)
 
     def fake_scandir(path: Any = ".") -> Any:
-        if os.path.abspath(os.fspath(path)) in denied:
+        # shutil.rmtree lists directories by file descriptor (tmp_path's removal, say)
+        if not isinstance(path, int) and os.path.abspath(os.fspath(path)) in denied:
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
         return real_scandir(path)
 
