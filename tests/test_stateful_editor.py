@@ -240,7 +240,9 @@ def test_an_unreliable_editor_is_a_failure_not_a_harness_error(tmp_path: Path) -
         assert r.rejudged and r.rejudged["by"] == "replay" and not r.rejudged["repeated"]
         assert "refused a valid command" in r.rejudged["first"]["message"]
         assert "did not show again" in r.rejudged["rerun"]["message"]
-        assert "answered differently when an example was replayed" in r.observed
+        # Whether Hypothesis itself saw a replay answer differently ("answered differently when
+        # an example was replayed" in r.observed) depends on where the random refusals fell: the
+        # CI at decb8fb got a pass without it. The re-judged record above is what must hold.
 
 
 # -- bounded and quiet ----------------------------------------------------------------------------
