@@ -90,9 +90,17 @@ _LITTER: dict[str, object] = {}
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     import os
+    import signal
     import tempfile
 
     from hypothesis import configuration
+
+    # Run under `nohup` (or a runner that ignores SIGHUP), every shell a test starts would inherit
+    # SIGHUP ignored, and a non-interactive bash cannot undo that: a subject that restarts by
+    # hanging up on its shell (tests/broken/bash_restart_hangs_up.py) then waits forever for a
+    # shell that never exits (a CI run under nohup hung there). The tests run as at a terminal.
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
     if hasattr(config, "workerinput"):  # an xdist worker: the controller set TMPDIR for it
         configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hypothesis"
