@@ -36,12 +36,18 @@ def scrub(doc: dict[str, Any]) -> dict[str, Any]:
     return scrubbed
 
 
+def run_reference(out_dir: Path, run_args: Sequence[str] = ()) -> tuple[int, str]:
+    """``tooluse run --all-reference --out OUT_DIR`` in-process: (exit code, what it printed)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli_main(["run", "--all-reference", "--out", str(out_dir), *run_args])
+    return code, out.getvalue()
+
+
 def fresh_run(run_args: Sequence[str] = ()) -> tuple[int, dict[str, Any]]:
     """Run the reference subjects in-process; (exit code, normalised results document)."""
     with tempfile.TemporaryDirectory(prefix="tooluse-baseline-") as tmp:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = cli_main(["run", "--all-reference", "--out", tmp, *run_args])
+        code, _ = run_reference(Path(tmp), run_args)
         doc = load_results(Path(tmp) / "results.json").doc
     return code, scrub(doc)
 
