@@ -29,7 +29,8 @@ How a run goes (:func:`explore_bash_model`), the recipe of
   comes) and marked ``verified`` or ``did not reproduce``.
 - **One defect, one check.** Each key names the fixed bash checks that report the same defect
   (:data:`REPORTED_BY`); when one of them fails on this subject (run once, on a fresh subject),
-  the finding is set aside (:attr:`BashModelReport.set_aside`).
+  the finding is set aside (:attr:`BashModelReport.set_aside`) as it was found, neither shrunk
+  nor verified (it is only counted).
 """
 
 from __future__ import annotations
@@ -397,15 +398,18 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
         run.incomplete = run.budget.ran_out
         failing = _FixedChecks(run, fails)
         for key in sorted(run.found, key=lambda k: len(run.found[k].inputs)):
+            # A finding a failing fixed check reports is set aside before it is shrunk and
+            # verified: it is only counted, and shrinking a hang costs a command timeout a try
+            # (40 of them on a subject whose background jobs hang every answer; issue 21).
+            owners = [c for c in REPORTED_BY.get(key, ()) if failing(c)]
+            if owners:
+                aside.setdefault(owners[0], []).append(run.found[key])
+                continue
             d = minimize(run, run.found[key])
             t0 = time.monotonic()
             d.reproduced = verify(s, run.budget, d)
             replayed += time.monotonic() - t0
-            owners = [c for c in REPORTED_BY.get(d.key, ()) if failing(c)]
-            if owners:
-                aside.setdefault(owners[0], []).append(d)
-            else:
-                findings.append(d)
+            findings.append(d)
     finally:
         run.pool.finish()
     findings.sort(key=lambda d: len(d.inputs))
