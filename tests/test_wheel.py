@@ -113,8 +113,12 @@ def _run(cmd: list[str], cwd: Path, *, timeout: float = 600, check: bool = True,
 
 def _clean_env(venv_dir: Path) -> dict[str, str]:
     """This process's environment without what points at the checkout or the dev venv."""
+    # PYTHONDONTWRITEBYTECODE too: the venv is installed without .pyc files (--no-compile), so
+    # with it set every command compiled the SDK's modules from source again (~4 CPU-s each;
+    # issue 21); without it the first command's imports are compiled once and then reused.
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TOOLUSE_FIXTURES", "PYTHONHOME")}
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TOOLUSE_FIXTURES", "PYTHONHOME",
+                        "PYTHONDONTWRITEBYTECODE")}
     env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -141,8 +145,11 @@ def _serve_first_line(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[s
 def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     # 1. sdist, then the wheel built from the sdist (what `python -m build` does): the sdist is
-    #    complete when its wheel is.
-    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=tmp_path)
+    #    complete when its wheel is. --no-isolation: the backend (hatchling, in the test extra)
+    #    comes from this environment instead of two throw-away ones installed from the index
+    #    (~6 CPU-s, ~30 s; issue 21); build still fails when a build-system requirement is missing.
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)],
+         cwd=tmp_path)
     wheel = next(dist.glob("*.whl"))
     sdist = next(dist.glob("*.tar.gz"))
     assert f"-{VERSION}-" in wheel.name and sdist.name.endswith(f"-{VERSION}.tar.gz")
@@ -163,14 +170,16 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
 
     # 2. A fresh venv with the wheel and its runtime dependencies only.
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    # Without pip of its own (ensurepip is ~8 CPU-s; issue 21): this environment's pip installs
+    # into it (--python), so it holds the wheel and its runtime dependencies and nothing else.
+    venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     py = str(env_dir / "bin" / "python")
     env = _clean_env(env_dir)
+    pip = [sys.executable, "-m", "pip", "--python", py, "--disable-pip-version-check"]
     # --no-compile: no .pyc written ahead for every installed module (CPU the test does not
     # need; Python compiles what the commands import as they import it; issue 21)
-    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-          str(wheel)], cwd=tmp_path, env=env)
-    installed = json.loads(_run([py, "-m", "pip", "list", "--format", "json"], cwd=tmp_path,
+    _run([*pip, "install", "-q", "--no-compile", str(wheel)], cwd=tmp_path, env=env)
+    installed = json.loads(_run([*pip, "list", "--format", "json"], cwd=tmp_path,
                                 env=env).stdout)
     names_installed = {p["name"].lower() for p in installed}
     assert not names_installed & set(NOT_RUNTIME), "the runtime pulls an extra's dependency"
@@ -205,8 +214,7 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     # 4. The server is an extra: without it, serve says which one; with it, serve and replay work.
     bare = _run([tooluse, "serve", "ptc", "--port", "0"], cwd=work, env=env, check=False)
     assert bare.returncode == 2 and "tooluse-conformance[serve]" in bare.stderr, bare.stderr
-    _run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-          f"{wheel}[serve]"], cwd=tmp_path, env=env)
+    _run([*pip, "install", "-q", "--no-compile", f"{wheel}[serve]"], cwd=tmp_path, env=env)
     url, _ = _serve_first_line([tooluse, "serve", "ptc", "--port", "0"], work, env)
     assert url.startswith("http://127.0.0.1:")
     _, err = _serve_first_line([tooluse, "replay", f"fixtures/{CASSETTE}", "--port", "0"],
