@@ -8,18 +8,23 @@ runner (subject processes, deadlines, re-judging).
 The default run (``nox -s tests``) takes bash subjects whose verdicts rest on time: a
 conformant subject with a stdin deadline (0 MUST failures), a subject with no timeout and one
 whose background job hangs the session (exactly their target), against every bash check but the
-model check. Every subject of
-tests/conformant/ and tests/broken/ (bash and editors) runs saturated with
-``TOOLUSE_SATURATED=all`` (``nox -s saturated``; minutes on two cores)."""
+model check. It saturates ONE CPU (tests/saturation.py, pinned): the test process, the subjects
+the runner starts and 3 busy loops share that CPU (the per-core contention of 3 loops per CPU),
+and the other pytest-xdist workers keep the other CPUs, instead of 6 loops slowing the whole
+suite for a minute. Every subject of tests/conformant/ and tests/broken/ (bash and editors) runs
+saturated with ``TOOLUSE_SATURATED=all`` (``nox -s saturated``; minutes on two cores, run alone):
+there both tests saturate the whole machine (3 unpinned loops per CPU), as the runner's parallel
+cases then compete on every core."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from broken.editor_kit import BROKEN as BROKEN_EDITORS
-from saturation import Saturation, saturated
+from saturation import Saturation, affinity, saturated
 from test_bash_checks import BROKEN_DIR, TARGETS
 from test_conformant_bash import CONFORMANT_DIR, SUBJECTS
 from test_editor_broken import MODEL_CHECK, UNDER_RUNNER
@@ -27,7 +32,7 @@ from test_editor_broken import MODEL_CHECK, UNDER_RUNNER
 from conformance import runner
 from conformance.catalog import CATALOG, Severity
 from conformance.results import CheckResult, Outcome
-from conformance.subjects import Subject, factory_subject
+from conformance.subjects import Subject, factory_subject, forkserver
 
 HERE = Path(__file__).resolve().parent
 EDITOR_TYPES = ("text_editor_20250124", "text_editor_20250728")
@@ -107,16 +112,35 @@ def _judge(good: list[Subject], bad: list[Subject], targets: dict[str, str],
                                     for r in results if r.rejudged))
 
 
-@pytest.mark.slow(50)  # a minute of busy loops: scheduled first under -n N
+def _subject_affinity(subject: Subject) -> set[int] | None:
+    """The CPUs a freshly started ``subject`` process may run on (started as the runner starts
+    one: through the fork server, in a ``tooluse-run-*`` directory)."""
+    with tempfile.TemporaryDirectory(prefix="tooluse-run-") as root:
+        work = Path(root).resolve() / "case-0"
+        work.mkdir()
+        session = subject.open(work, timeout=3.0, start_timeout=30.0)
+        try:
+            session.wait_ready(30.0)
+            return affinity(session.proc.pid)
+        finally:
+            session.close()
+            forkserver.shutdown()
+
+
+@pytest.mark.slow(50)  # busy loops for most of a minute: scheduled first under -n N
 def test_timed_verdicts_hold_on_a_saturated_machine() -> None:
-    """The bash subjects whose verdicts rest on time, with 3 busy processes per CPU."""
+    """The bash subjects whose verdicts rest on time, with 3 busy processes on their CPU."""
     good = [s for s in _good() if s.name in TIMED_GOOD]
     bad, targets = _bad()
     bad = [s for s in bad if s.name in TIMED_BAD]
     assert {s.name for s in good} == set(TIMED_GOOD) and {s.name for s in bad} == set(TIMED_BAD)
     checks = sorted(i for i in CATALOG if i.startswith("bash.") and i != BASH_MODEL_CHECK)
-    with saturated(per_cpu=3) as load:
+    before = affinity(0)
+    with saturated(per_cpu=3, pin=not FULL) as load:
+        # A subject started in the block runs where the busy loops do (pinned: on their CPU).
+        assert _subject_affinity(good[0]) == (load.cpus or before)
         _judge(good, bad, targets, load, checks=checks)
+    assert affinity(0) == before  # the test process has its CPUs back
 
 
 @pytest.mark.skipif(not FULL, reason="every conformant and broken subject saturated: minutes; "
@@ -124,5 +148,5 @@ def test_timed_verdicts_hold_on_a_saturated_machine() -> None:
 def test_every_verdict_holds_on_a_saturated_machine() -> None:
     """Every conformant, reference and broken bash and editor subject, saturated."""
     bad, targets = _bad()
-    with saturated(per_cpu=3) as load:
+    with saturated(per_cpu=3, pin=False) as load:  # the whole machine (module docstring)
         _judge(_good(), bad, targets, load)
