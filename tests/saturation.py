@@ -89,7 +89,9 @@ class Saturation:
 
     def where(self) -> str:
         if self.cpus is None:
-            return f"on all {os.cpu_count()} CPUs (unpinned)"
+            mine = affinity(0)
+            on = "?" if mine is None else ",".join(map(str, sorted(mine)))
+            return f"unpinned (the test process may use CPU {on} of {os.cpu_count()})"
         return (f"pinned with the test process and its subjects to CPU "
                 f"{','.join(map(str, sorted(self.cpus)))} of {os.cpu_count()}")
 
