@@ -49,7 +49,9 @@ def _load(url: str, body: Path, concurrency: int, requests: int, seconds: float)
 
 
 def measure(smoke: bool = False, concurrency: int = 16) -> list[dict[str, Any]]:
-    requests, seconds = (200, 5.0) if smoke else (20_000, 10.0)
+    # smoke: a few requests per client (the count ends it; the time cap is only a backstop, so
+    # that a loaded machine cannot leave a run with no request done)
+    requests, seconds = (48, 30.0) if smoke else (20_000, 10.0)
     pairs = conversation.build(2)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,7 +64,7 @@ def measure(smoke: bool = False, concurrency: int = 16) -> list[dict[str, Any]]:
                 request = dict(pairs[0][0], stream=True) if stream else pairs[0][0]
                 body.write_bytes(json.dumps(request).encode())
                 url = base + "/v1/messages"
-                _load(url, body, concurrency, 100 if smoke else 1000, seconds)  # warm-up
+                _load(url, body, concurrency, 16 if smoke else 1000, seconds)  # warm-up
                 t0 = time.perf_counter()
                 result = _load(url, body, concurrency, requests, seconds)
                 row: dict[str, Any] = {
