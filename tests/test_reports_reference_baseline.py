@@ -45,11 +45,11 @@ def test_committed_baseline_equals_a_fresh_run(tmp_path: Path) -> None:
     # the command, as a user runs it: every reference subject passes, the reports are written
     assert "PASS:" in printed and "reference-bash (bash_20250124)" in printed, printed[-3000:]
     assert (out / "junit.xml").is_file() and (out / "report.md").is_file()
-    results = load_results(out / "results.json").results
+    loaded = load_results(out / "results.json")
     bash_ids = {i for i in CATALOG if i.startswith("bash.")}
-    assert {r.check_id for r in results if r.subject == "reference-bash"} == bash_ids
-    assert all(r.outcome.value == "pass" for r in results if r.family == "bash")
-    doc = scrub(load_results(out / "results.json").doc)
+    assert {r.check_id for r in loaded.results if r.subject == "reference-bash"} == bash_ids
+    assert all(r.outcome.value == "pass" for r in loaded.results if r.family == "bash")
+    doc = scrub(loaded.doc)
     assert doc["run"]["complete"], "the reference run did not complete"
     if not (BASELINE / "results.json").exists():
         pytest.skip("reports/baseline/ is not generated yet (nox -s baseline)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 from conformance.reference.bash import BashSession, BashTool
@@ -16,19 +15,9 @@ from conformance.reference.bash import BashSession, BashTool
 TARGET = "bash.model.agrees_with_session_model"
 
 
-def _as_at_a_terminal() -> None:
-    # A terminal's shell dies of SIGHUP; one started by a process that ignores SIGHUP (nohup, some
-    # CI runners) would inherit that and never exit, and this subject's defect would be a hang.
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-
-
 class Session(BashSession):
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["/bin/bash", "--noprofile", "--norc"], cwd=self.workdir,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_as_at_a_terminal)
-
+    # Its shell must die of SIGHUP as a terminal's does: tests/conftest.py gives the test
+    # processes SIGHUP's default action when they were started ignoring it (nohup).
     def restart(self) -> None:
         if self.process is not None:
             self.hung_up = [*getattr(self, "hung_up", []), self.process.pid]
