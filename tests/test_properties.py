@@ -150,3 +150,62 @@ def test_nothing_is_printed(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -
         run_property(s, st.integers(0, 100), body, examples=100)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
+
+
+
+def _drawing_machine(drawn: list[int]) -> type:
+    from hypothesis.stateful import RuleBasedStateMachine, rule
+
+    class Drawing(RuleBasedStateMachine):
+        @rule(n=st.integers())
+        def step(self, n: int) -> None:
+            drawn.append(n)
+
+    return Drawing
+
+
+def test_a_model_machine_runs_without_parsing_its_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_machine (both model checks) does not parse the machine's module: given a class,
+    hypothesis hashes its source, and inspect.findsource of a class parses its whole module with
+    ast, which CPython 3.11 cannot do safely in several threads at once (a reference run's editor
+    model checks raised ``SystemError: AST constructor recursion depth mismatch``)."""
+    import ast
+
+    from conformance.properties.exploration import quiet_settings, run_machine
+
+    parsed: list[str] = []
+    real_parse = ast.parse
+
+    def recording_parse(source: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(str(source))
+        return real_parse(source, *args, **kwargs)
+
+    drawn: list[int] = []
+    monkeypatch.setattr(ast, "parse", recording_parse)
+    run_machine(_drawing_machine(drawn), quiet_settings(max_examples=3, stateful_step_count=2))
+    assert drawn, "the machine did not run"
+    module = [p for p in parsed if "_drawing_machine" in p or "class Drawing" in p]
+    assert module == [], "the run parsed the machine's module with ast"
+
+
+def test_model_machine_examples_do_not_depend_on_its_source() -> None:
+    """The examples are seeded explicitly (MACHINE_SEED), not from a digest of the source: two
+    machines with the same rules written differently draw the same examples."""
+    from hypothesis.stateful import RuleBasedStateMachine, rule
+
+    from conformance.properties.exploration import quiet_settings, run_machine
+
+    config = quiet_settings(max_examples=5, stateful_step_count=3)
+    first: list[int] = []
+    run_machine(_drawing_machine(first), config)
+    second: list[int] = []
+
+    class Other(RuleBasedStateMachine):
+        """Written differently from _drawing_machine's class (another name, this docstring)."""
+
+        @rule(value=st.integers())
+        def record(self, value: int) -> None:
+            second.append(value)  # a comment
+
+    run_machine(Other, config)
+    assert first and first == second

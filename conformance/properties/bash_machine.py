@@ -46,7 +46,7 @@ from typing import Any
 
 from hypothesis import Phase
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.properties.bash_background import BACKGROUND_FORMS, Background
 from conformance.properties.bash_commands import PARTS, Command, Fail, Setup
@@ -63,6 +63,7 @@ from conformance.properties.exploration import (
     explore,
     hypothesis_turn,
     quiet_settings,
+    run_machine,
     shrink_finding,
 )
 from conformance.reproducers import (
@@ -389,7 +390,7 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
         # Hypothesis only generates the examples (quickly, in its turn); they run after it, so
         # that other property checks do not wait for subjects' answers.
         with hypothesis_turn(run.budget):
-            ended = explore(lambda: run_state_machine_as_test(machine, settings=config), ())
+            ended = explore(lambda: run_machine(machine, config), ())
         run.budget.restart()
         try:
             run.execute()

@@ -57,7 +57,6 @@ from hypothesis.stateful import (
     initialize,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
 from conformance.properties.editor_model import EditorModel, Outcome, lines_of
@@ -70,6 +69,7 @@ from conformance.properties.exploration import (
     explore,
     hypothesis_turn,
     quiet_settings,
+    run_machine,
     shrink_finding,
     simpler_bytes,
     simpler_texts,
@@ -705,7 +705,7 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
     started, replayed = time.monotonic(), 0.0
     try:
         with hypothesis_turn(x.budget):
-            x.ended = explore(lambda: run_state_machine_as_test(machine, settings=config),
+            x.ended = explore(lambda: run_machine(machine, config),
                               (ModelDisagreement,))
         if x.ended == "flaky" and x.budget.ran_out:
             x.ended = "stopped"  # hypothesis saw the budget's stop as a changed example
