@@ -314,6 +314,25 @@ def test_findings_that_did_not_reproduce_do_not_fail_the_check(
         s.close()
 
 
+def test_a_command_written_relative_to_a_lost_directory_is_the_cwd_checks(tmp_path: Path) -> None:
+    """bash_forgets_cwd starts every command in the case directory: after `cd alpha`, `cd beta`
+    fails. The model expected it to succeed, but the failure is the lost directory's, which
+    bash.session.cwd_persists reports (one defect, one check), not a wrong is_error flag."""
+    from conformance.properties.bash_commands import Cd
+    from conformance.properties.bash_machine import reported_by
+
+    s = _session("bash_forgets_cwd", tmp_path)
+    try:
+        d = run_ops(s, [Setup(), Command([Cd("alpha")], "; "), Command([Cd("alpha/beta")], "; ")],
+                    tmp_path)
+    finally:
+        s.close()
+    assert d is not None and d.key == "flag:success-flagged@cwd", d and (d.key, d.message)
+    assert d.inputs[-1] == {"command": "cd beta"}
+    assert reported_by(d.key) == ("bash.errors.failure_flagged", "bash.session.cwd_persists")
+    assert reported_by("flag:success-flagged") == ("bash.errors.failure_flagged",)
+
+
 def test_a_reproducer_with_a_quoted_path_is_verified_as_printed(tmp_path: Path) -> None:
     """``cd '.../gamma dir'`` is printed with ``$TOOLUSE_WORKDIR`` outside the single quotes (a
     shell expands it); the replay turns it back into the command the steps send, so the

@@ -191,6 +191,12 @@ class Fail(Part):
         return FAILURES[self.index][0]
 
 
+#: Appended to the key of a disagreement in a command that wrote a path relative to the working
+#: directory the model knows: the answer relied on the directory persisting, so a subject that
+#: loses it is ``bash.session.cwd_persists``'s (``REPORTED_BY`` in bash_machine).
+RELIES_ON_CWD = "@cwd"
+
+
 @dataclass
 class Setup(Op):
     """Makes the example's directories behind the subject's back (no call to the subject); the
@@ -215,7 +221,9 @@ class Command(Op):
         scratch = ctx.m.copy()
         texts, applied, status = [], [], "ok"
         alone = len(self.parts) == 1
+        relative = False  # a path written relative to the working directory the model knows
         for p in self.parts:
+            relative |= isinstance(p, (Cd, WriteFile)) and scratch.known_cwd() is not None
             texts.append(p.text(scratch) if not isinstance(p, WriteFile) else p.text(scratch, alone))
             if self.joiner == " && " and status == "fail":
                 continue  # not run: the chain stopped at the failure
@@ -223,11 +231,16 @@ class Command(Op):
             applied.append(p)
             status = p.status
         command = self.joiner.join(texts)
-        r = ctx.send({"command": command}, "command")
-        ctx.expect_status(r, status, f"`{command[:80]}`")
-        ctx.m = scratch
-        if any(isinstance(p, WriteFile) for p in applied):
-            check_files(ctx, r)
+        try:
+            r = ctx.send({"command": command}, "command")
+            ctx.expect_status(r, status, f"`{command[:80]}`")
+            ctx.m = scratch
+            if any(isinstance(p, WriteFile) for p in applied):
+                check_files(ctx, r)
+        except Disagreement as d:
+            if relative:  # e.g. `cd beta` failing where the directory was lost: the cwd's defect
+                d.key += RELIES_ON_CWD
+            raise
         if status == "fail":
             ctx.disturbed("failure")
         else:

@@ -49,7 +49,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.properties.bash_background import BACKGROUND_FORMS, Background
-from conformance.properties.bash_commands import PARTS, Command, Fail, Setup
+from conformance.properties.bash_commands import PARTS, RELIES_ON_CWD, Command, Fail, Setup
 from conformance.properties.bash_errors import SYNTAX_ERRORS, SyntaxError_, Timeout
 from conformance.properties.bash_model import SessionModel
 from conformance.properties.bash_outputs import OUTPUTS, SIZES, Output
@@ -255,6 +255,16 @@ REPORTED_BY: dict[str, tuple[str, ...]] = {
 }
 
 
+
+def reported_by(key: str) -> tuple[str, ...]:
+    """The fixed checks that report a disagreement of kind ``key`` (:data:`REPORTED_BY`); one
+    in a command written relative to the working directory (:data:`RELIES_ON_CWD`) also
+    ``bash.session.cwd_persists``'s, after the checks of its kind."""
+    if key.endswith(RELIES_ON_CWD):
+        return (*REPORTED_BY.get(key[:-len(RELIES_ON_CWD)], ()), "bash.session.cwd_persists")
+    return REPORTED_BY.get(key, ())
+
+
 class _Run:
     def __init__(self, parent: ToolSession, cap: float) -> None:
         self.pool = Pool(parent)
@@ -402,7 +412,7 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
             # A finding a failing fixed check reports is set aside before it is shrunk and
             # verified: it is only counted, and shrinking a hang costs a command timeout a try
             # (40 of them on a subject whose background jobs hang every answer; issue 21).
-            owners = [c for c in REPORTED_BY.get(key, ()) if failing(c)]
+            owners = [c for c in reported_by(key) if failing(c)]
             if owners:
                 aside.setdefault(owners[0], []).append(run.found[key])
                 continue
@@ -500,5 +510,5 @@ class _FixedChecks:
         return self.seen[check_id]
 
 
-__all__ = ["BACKGROUND_FORMS", "BashModelReport", "Disagreement", "REPORTED_BY",
+__all__ = ["BACKGROUND_FORMS", "BashModelReport", "Disagreement", "REPORTED_BY", "reported_by",
            "explore_bash_model", "minimize", "run_ops", "variants", "verify"]
