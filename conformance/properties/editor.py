@@ -74,7 +74,13 @@ from conformance.properties.exploration import (
     simpler_bytes,
     simpler_texts,
 )
-from conformance.properties.strategies import edit_texts, file_contents, file_names, view_ranges
+from conformance.properties.strategies import (
+    edit_texts,
+    file_contents,
+    file_names,
+    insert_texts,
+    view_ranges,
+)
 from conformance.reproducers import setup_step
 from conformance.results import NOT_REPRODUCED, VERIFIED
 from conformance.session import ToolResult, ToolSession, faults_of, spawn
@@ -504,7 +510,7 @@ def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
             old = data.draw(_substrings(text))
             self.send({"command": "str_replace", "path": path, "old_str": old, "new_str": new})
 
-        @rule(path=paths, data=st.data(), text=edit_texts())
+        @rule(path=paths, data=st.data(), text=insert_texts())
         def insert(self, path: str, data: st.DataObject, text: str) -> None:
             n = len(lines_of(self.model.files.get(path, b"")))
             # 0 .. line count + 1 (a phantom last line is a convention the model knows); values

@@ -50,6 +50,18 @@ def edit_texts(max_size: int = 16) -> st.SearchStrategy[str]:
     return st.lists(pieces, max_size=max_size).map("".join)
 
 
+def _as_lines(text: str) -> str:
+    return text + "\n"
+
+
+def insert_texts(max_size: int = 16) -> st.SearchStrategy[str]:
+    """Texts for ``insert``: :func:`edit_texts`, and as often such a text ending in ``\n``, the
+    way seed 001's own ``insert`` example writes its text (whole lines). Where the conventions
+    differ (inserted as written, or split on ``\n`` with an extra empty line) the model check
+    sees it in every run, not only when a draw happened to end in a newline."""
+    return st.one_of(edit_texts(max_size), edit_texts(max_size - 1).map(_as_lines))
+
+
 def view_ranges(line_count: int) -> st.SearchStrategy[list[int]]:
     """``[start, end]`` pairs, valid and not: 1-based, ``-1`` to the end, past the end, reversed."""
     n = max(line_count, 1)
