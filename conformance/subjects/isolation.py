@@ -20,6 +20,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -36,29 +37,57 @@ class ProcInfo:
     ppid: int
     pgrp: int
     state: str
-    cmdline: str
+    #: The command line when it was given (None: read from ``/proc`` when first asked for, see
+    #: :attr:`cmdline`).
+    given_cmdline: str | None = None
     #: Start time (clock ticks since boot): with the pid, identifies the process.
     start: int = 0
+
+    @cached_property
+    def cmdline(self) -> str:
+        """The command line, read once when first asked for: a process table reads only each
+        process's ``stat`` (reading every ``cmdline`` too took most of a table's time, and the
+        harness reads a table several times per subject). Ask before killing a process whose
+        command line will be reported."""
+        return self.given_cmdline if self.given_cmdline is not None else _read_cmdline(self.pid)
 
     def to_json(self) -> dict[str, object]:
         return {"pid": self.pid, "cmdline": self.cmdline}
 
 
+def _read_proc(pid: int, name: str) -> bytes:
+    fd = os.open(f"{PROC}/{pid}/{name}", os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_cmdline(pid: int) -> str:
+    try:
+        raw = _read_proc(pid, "cmdline")
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+
+
 def _read_stat(pid: int) -> ProcInfo | None:
     try:
-        raw = (PROC / str(pid) / "stat").read_text()
-    except (OSError, ValueError):
+        raw = _read_proc(pid, "stat")
+    except OSError:
         return None
     # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    rest = raw[raw.rfind(")") + 2:].split()
+    rest = raw[raw.rfind(b")") + 2:].split()
     if len(rest) < 20:
         return None
     try:
-        cmd = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(
-            "utf-8", "replace").strip()
-    except OSError:
-        cmd = ""
-    return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0], cmd, int(rest[19]))
+        return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0].decode("ascii", "replace"),
+                        None, int(rest[19]))
+    except ValueError:
+        return None
 
 
 def process_table() -> dict[int, ProcInfo]:
@@ -66,9 +95,9 @@ def process_table() -> dict[int, ProcInfo]:
     table: dict[int, ProcInfo] = {}
     if not processes_supported():
         return table
-    for entry in PROC.iterdir():
-        if entry.name.isdigit():
-            info = _read_stat(int(entry.name))
+    for name in os.listdir(PROC):
+        if name.isdigit():
+            info = _read_stat(int(name))
             if info is not None and info.state not in ("Z", "X"):
                 table[info.pid] = info
     return table
@@ -168,17 +197,19 @@ def grace_for(timeout: float) -> float:
 
 
 def case_processes(env_markers: list[str], dirs: list[Path],
-                   since: int | None = None) -> list[ProcInfo]:
+                   since: int | None = None,
+                   table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
     """Processes that belong to a test case even after they left its process tree and group
     (a double fork and ``setsid``): an environment entry from ``env_markers`` (inherited across
     ``exec``), or a working directory under one of ``dirs``. Our own process is never included.
-    ``since`` (start ticks of the case's subject) skips every older process unread."""
+    ``since`` (start ticks of the case's subject) skips every older process unread; ``table``
+    is a process table already read (:func:`process_table`)."""
     found: list[ProcInfo] = []
     if not processes_supported():
         return found
     wanted = [m.encode() for m in env_markers]
     roots = [str(d) for d in dirs]
-    for info in process_table().values():
+    for info in (process_table() if table is None else table).values():
         if info.pid == os.getpid() or (since is not None and info.start < since):
             continue
         try:

@@ -15,6 +15,7 @@ history and before the case's clock starts. Writes into the throwaway ``$HOME`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -501,11 +502,18 @@ class ProcessSession:
             seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
             for p in in_group:
                 seen.pop(p.pid, None)
+            # One table for both (a table costs a read of every process's stat): read while no
+            # subject is forked, as _orphans needs.
+            server = self._fork_server
+            with server.lock if server is not None else contextlib.nullcontext():
+                table = process_table()
             seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs(),
-                                                            since=self._leader_start))
-            seen.update((p.pid, p) for p in self._orphans())
+                                                            since=self._leader_start, table=table))
+            seen.update((p.pid, p) for p in self._orphans(table))
             seen.pop(self.proc.pid, None)
             self.leaked = still_alive(list(seen.values()), wait=0.3)
+            for p in self.leaked:  # their command lines, read while they still run (reported)
+                _ = p.cmdline
             kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
         _close_quietly(self.proc.stdin)
         self._check_home()  # a shell writes its history file as it exits
@@ -585,17 +593,19 @@ class ProcessSession:
                                 + (" with the sandbox" if self._box.active else ""))
         self.escapes.extend(self._launch.escapes(self._net_before, net_after))
 
-    def _orphans(self) -> list[ProcInfo]:
+    def _orphans(self, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
         """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they
         are its children now (started since this subject, not a subject); this subject's are
         those holding one of its pipes. One that closed every descriptor is stopped with the
-        fork server at the end of the run."""
+        fork server at the end of the run. ``table``: one read under the server's lock."""
         server = self._fork_server
         if server is None or self._start_ticks is None:
             return []
-        with server.lock:  # no subject is forked while the table is read
-            orphans = [p for p in process_table().values() if p.ppid == server.reaper_pid
-                       and p.pid not in server.spawned and p.start >= self._start_ticks]
+        if table is None:
+            with server.lock:  # no subject is forked while the table is read
+                table = process_table()
+        orphans = [p for p in table.values() if p.ppid == server.reaper_pid
+                   and p.pid not in server.spawned and p.start >= self._start_ticks]
         return [p for p in orphans if self._pipes & _open_pipes(p.pid)]
 
     def _markers(self) -> list[str]:
