@@ -358,3 +358,11 @@ def test_a_reproducer_with_a_quoted_path_is_verified_as_printed(tmp_path: Path) 
         assert verify(fresh, Budget(60.0), d) == VERIFIED
     finally:
         fresh.close()
+
+
+def test_a_state_message_names_the_state_in_plain_words() -> None:
+    from conformance.properties.bash_read_back import _named
+
+    assert _named("umask", "umask") == "the umask"
+    assert _named("fn", "tu_fn_one") == "the function tu_fn_one"
+    assert _named("cwd", "working directory") == "the current working directory"

@@ -47,10 +47,15 @@ class ReadBack(Op):
             message = f"{first.name} kept its value across a restart ({first.shown})"
         else:
             key = f"state:{first.component}"
-            message = (f"the session does not hold the {_noun(first.component)} {first.name} "
+            message = (f"the session does not hold {_named(first.component, first.name)} "
                        f"the commands set: shows {first.shown}, expected {first.allowed}")
         raise Disagreement(key, message, short(r),
                            {x.name: x.allowed for x in mismatches})
+
+
+def _named(component: str, name: str) -> str:
+    """``the shell variable TU_A``, ``the umask`` (no noun of its own: not ``the  umask``)."""
+    return " ".join(w for w in ("the", _noun(component), name) if w)
 
 
 def _noun(component: str) -> str:
