@@ -89,8 +89,9 @@ class CheckResult:
 
 def rejudged_note(j: dict[str, Any] | None) -> str:
     """One line for the reports: how a result that rested on a deadline was re-judged (both
-    timings), or how a model check's findings were re-judged by replay (``by: "replay"``), from
-    its ``rejudged`` record; ``""`` for a result that was not."""
+    timings), how a model check's findings were re-judged by replay (``by: "replay"``), or how a
+    harness error of the run's threads was (``by: "threads"``), from its ``rejudged`` record;
+    ``""`` for a result that was not."""
     if not j:
         return ""
     first, rerun = j.get("first") or {}, j.get("rerun") or {}
@@ -99,6 +100,11 @@ def rejudged_note(j: dict[str, Any] | None) -> str:
                 f"({first.get('message') or 'disagreements'}); each reproducer, replayed "
                 f"exactly as printed on a fresh subject, did not show it again — the failure "
                 "did not repeat: not counted as a failure (it may rest on timing or load)")
+    if j.get("by") == "threads":  # a harness error of running cases concurrently
+        return (f"re-judged alone: {first.get('outcome', 'error')} in the run "
+                f"({str(first.get('message') or '')[:200]}), an error CPython 3.11 can raise when "
+                f"cases run in threads; re-run alone after the run: {rerun.get('outcome', '?')}"
+                + (" — the error repeats" if j.get("repeated") else ""))
     misses = "; ".join(str(m) for m in first.get("misses") or [])
     head = (f"re-judged on time: {first.get('outcome', 'fail')} in the run "
             f"({float(first.get('duration') or 0):.1f}s{'; ' + misses if misses else ''})")

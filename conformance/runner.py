@@ -208,14 +208,34 @@ def rests_on_time(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
     return r.outcome is Outcome.FAIL and bool(misses)
 
 
+#: Harness errors that come from running cases in threads, not from the subject or the check:
+#: CPython 3.11 is not safe building ASTs in several threads at once (gh-106905), and hypothesis
+#: and 3.11's traceback carets both parse with ``ast`` (a reference run's editor model checks
+#: once raised this). Such a case is run again alone after the run (:func:`rejudge`).
+THREAD_UNSAFE = ("AST constructor recursion depth mismatch",)
+
+
+def rests_on_threads(r: CheckResult) -> bool:
+    """A harness error that running cases concurrently can cause (:data:`THREAD_UNSAFE`)."""
+    return r.outcome is Outcome.ERROR and any(t in r.message for t in THREAD_UNSAFE)
+
+
 def rejudge(first: CheckResult, misses: Sequence[timing.Miss],
             again: Callable[[], tuple[CheckResult, list[timing.Miss]]]) -> CheckResult:
     """Run the case again (alone: the caller makes sure nothing else runs) and judge it by
     both runs: a failure that repeats stays a FAIL; one that does not takes the re-run's outcome,
-    never silently: ``rejudged`` carries both runs and their timings, shown in every report."""
+    never silently: ``rejudged`` carries both runs and their timings, shown in every report.
+    A harness error of the run's threads (:func:`rests_on_threads`) is judged the same way
+    (``by: "threads"``; ``repeated``: the error came again)."""
     second, misses2 = again()
-    repeated = second.outcome is Outcome.FAIL
+    record: dict[str, Any] = {}
+    if rests_on_threads(first):
+        record["by"] = "threads"
+        repeated = rests_on_threads(second)
+    else:
+        repeated = second.outcome is Outcome.FAIL
     return dataclasses.replace(second, rejudged={
+        **record,
         "repeated": repeated,
         "first": _attempt(first, misses),
         "rerun": _attempt(second, misses2),
@@ -452,7 +472,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         with lock:
             if stopping.is_set():
                 return
-            if rests_on_time(r, misses):  # judged again, alone, once the run is over
+            if rests_on_time(r, misses) or rests_on_threads(r):  # judged again, alone, later
                 on_time.append((case, r, misses))
                 return
             results.append(r)

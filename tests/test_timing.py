@@ -188,6 +188,54 @@ def wrong_not_late(s: ToolSession) -> None:
     raise CheckFailure("two is not three", received="two", documented="three")
 
 
+def ast_race_once(s: ToolSession) -> None:
+    """Raises, in the run only, the error CPython 3.11 gives when threads build ASTs at once."""
+    s.call({"command": "echo ok"})
+    if _count("ast_race_once") == 1:
+        raise SystemError("AST constructor recursion depth mismatch (before=60, after=40)")
+
+
+def ast_race_always(s: ToolSession) -> None:
+    _count("ast_race_always")
+    raise SystemError("AST constructor recursion depth mismatch (before=60, after=40)")
+
+
+def other_error(s: ToolSession) -> None:
+    _count("other_error")
+    raise SystemError("something else")
+
+
+def test_a_harness_error_of_the_runs_threads_is_run_again_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 cannot build ASTs in several threads at once (gh-106905): that error in a
+    run is the run's threads', not the subject's; the case is run again alone after the run, and
+    the report says so. Any other harness error is reported once, as before."""
+    ids = [_register(monkeypatch, f) for f in (ast_race_once, ast_race_always, other_error)]
+    try:
+        summary = runner.run([REFERENCE], checks=ids, timeout=5, jobs=3)
+        counts = dict(ATTEMPTS)
+    finally:
+        for name in ("ast_race_once", "ast_race_always", "other_error"):
+            ATTEMPTS.pop(name, None)  # the other tests compare the whole table
+    by = {r.check_id.rsplit(".", 1)[1]: r for r in summary.results}
+    assert counts == {"ast_race_once": 2, "ast_race_always": 2, "other_error": 1}
+    once, always, other = by["ast_race_once"], by["ast_race_always"], by["other_error"]
+    assert once.outcome is Outcome.PASS and once.rejudged is not None
+    assert once.rejudged["by"] == "threads" and once.rejudged["repeated"] is False
+    assert once.rejudged["first"]["outcome"] == "error"
+    note = rejudged_note(once.rejudged)
+    assert "re-run alone after the run: pass" in note and "threads" in note
+    assert always.outcome is Outcome.ERROR and always.rejudged is not None
+    assert always.rejudged["repeated"] is True and "the error repeats" in rejudged_note(
+        always.rejudged)
+    assert other.outcome is Outcome.ERROR and other.rejudged is None
+    doc = new_document(summary.plan.info)
+    doc["results"] = [json.loads(json.dumps(result_record(r))) for r in summary.results]
+    doc["run"]["complete"] = True
+    doc["summary"] = summarise(doc["results"], strict=False, complete=True)
+    validate_document(doc)  # the schema knows by: threads
+
+
 def test_a_failure_on_time_is_run_again_alone_and_only_a_repeat_is_a_fail(
         monkeypatch: pytest.MonkeyPatch, fake_load: Callable[[float], None]) -> None:
     fake_load(0.0)  # the first run of late_once misses its deadline on any machine
