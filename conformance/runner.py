@@ -180,14 +180,15 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
     """Run one check against a fresh instance of the subject (made ready first: it has
     ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call),
     confined as ``confinement`` says (the run's sandbox mode and limits; default: as the
-    environment says). A failure that rests on a deadline is run again at once and judged by
-    :func:`rejudge`."""
+    environment says). A failure that rests on a deadline (or a harness error of threads,
+    :func:`rests_on_threads`) is run again at once and judged by :func:`rejudge`."""
     def attempt() -> tuple[CheckResult, list[timing.Miss]]:
         return run_case_timed(subject, chk, timeout=timeout, tmp_root=tmp_root,
                               startup_timeout=startup_timeout, confinement=confinement)
 
     first, misses = attempt()
-    return rejudge(first, misses, attempt) if rests_on_time(first, misses) else first
+    again = rests_on_time(first, misses) or rests_on_threads(first)
+    return rejudge(first, misses, attempt) if again else first
 
 
 def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
