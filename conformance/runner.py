@@ -187,8 +187,7 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
                               startup_timeout=startup_timeout, confinement=confinement)
 
     first, misses = attempt()
-    again = rests_on_time(first, misses) or rests_on_threads(first)
-    return rejudge(first, misses, attempt) if again else first
+    return rejudge(first, misses, attempt) if judged_again(first, misses) else first
 
 
 def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
@@ -219,6 +218,12 @@ THREAD_UNSAFE = ("AST constructor recursion depth mismatch",)
 def rests_on_threads(r: CheckResult) -> bool:
     """A harness error that running cases concurrently can cause (:data:`THREAD_UNSAFE`)."""
     return r.outcome is Outcome.ERROR and any(t in r.message for t in THREAD_UNSAFE)
+
+
+def judged_again(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
+    """Whether a result is run again alone before it counts (:func:`rejudge`): a failure on
+    time, or a harness error of the run's threads."""
+    return rests_on_time(r, misses) or rests_on_threads(r)
 
 
 def rejudge(first: CheckResult, misses: Sequence[timing.Miss],
@@ -473,7 +478,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         with lock:
             if stopping.is_set():
                 return
-            if rests_on_time(r, misses) or rests_on_threads(r):  # judged again, alone, later
+            if judged_again(r, misses):  # judged again, alone, once the run is over
                 on_time.append((case, r, misses))
                 return
             results.append(r)

@@ -152,7 +152,6 @@ def test_nothing_is_printed(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -
     assert out == "" and err == ""
 
 
-
 def _drawing_machine(drawn: list[int]) -> type:
     from hypothesis.stateful import RuleBasedStateMachine, rule
 

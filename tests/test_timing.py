@@ -162,6 +162,15 @@ def _register(monkeypatch: pytest.MonkeyPatch, func: Any) -> str:
     return cid
 
 
+def _document(summary: Any) -> dict[str, Any]:
+    """The run's results.json document, as the reports are rendered from."""
+    doc = new_document(summary.plan.info)
+    doc["results"] = [json.loads(json.dumps(result_record(r))) for r in summary.results]
+    doc["run"]["complete"] = True
+    doc["summary"] = summarise(doc["results"], strict=False, complete=True)
+    return doc
+
+
 def _count(name: str) -> int:
     ATTEMPTS[name] += 1
     return ATTEMPTS[name]
@@ -229,11 +238,7 @@ def test_a_harness_error_of_the_runs_threads_is_run_again_alone(
     assert always.rejudged["repeated"] is True and "the error repeats" in rejudged_note(
         always.rejudged)
     assert other.outcome is Outcome.ERROR and other.rejudged is None
-    doc = new_document(summary.plan.info)
-    doc["results"] = [json.loads(json.dumps(result_record(r))) for r in summary.results]
-    doc["run"]["complete"] = True
-    doc["summary"] = summarise(doc["results"], strict=False, complete=True)
-    validate_document(doc)  # the schema knows by: threads
+    validate_document(_document(summary))  # the schema knows by: threads
 
 
 def test_a_failure_on_time_is_run_again_alone_and_only_a_repeat_is_a_fail(
@@ -265,10 +270,7 @@ def test_a_failure_on_time_is_run_again_alone_and_only_a_repeat_is_a_fail(
         r.check_id for r in summary.results if r.outcome is Outcome.FAIL]
 
     # Every report format shows the re-judged results (both timings), the JSON one by its schema.
-    doc = new_document(summary.plan.info)
-    doc["results"] = [json.loads(json.dumps(result_record(r))) for r in summary.results]
-    doc["run"]["complete"] = True
-    doc["summary"] = summarise(doc["results"], strict=False, complete=True)
+    doc = _document(summary)
     validate_document(doc)
     md = markdown.render_markdown(doc)
     assert "### Re-judged (2)" in md and "did not repeat" in md

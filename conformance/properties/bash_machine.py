@@ -255,7 +255,6 @@ REPORTED_BY: dict[str, tuple[str, ...]] = {
 }
 
 
-
 def reported_by(key: str) -> tuple[str, ...]:
     """The fixed checks that report a disagreement of kind ``key`` (:data:`REPORTED_BY`); one
     in a command written relative to the working directory (:data:`RELIES_ON_CWD`) also

@@ -593,17 +593,15 @@ class ProcessSession:
                                 + (" with the sandbox" if self._box.active else ""))
         self.escapes.extend(self._launch.escapes(self._net_before, net_after))
 
-    def _orphans(self, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
+    def _orphans(self, table: dict[int, ProcInfo]) -> list[ProcInfo]:
         """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they
         are its children now (started since this subject, not a subject); this subject's are
         those holding one of its pipes. One that closed every descriptor is stopped with the
-        fork server at the end of the run. ``table``: one read under the server's lock."""
+        fork server at the end of the run. ``table``: a process table read under the server's
+        lock (no subject is forked while it is read)."""
         server = self._fork_server
         if server is None or self._start_ticks is None:
             return []
-        if table is None:
-            with server.lock:  # no subject is forked while the table is read
-                table = process_table()
         orphans = [p for p in table.values() if p.ppid == server.reaper_pid
                    and p.pid not in server.spawned and p.start >= self._start_ticks]
         return [p for p in orphans if self._pipes & _open_pipes(p.pid)]
