@@ -6,6 +6,7 @@ Every session installs what it needs itself; `nox -s conformance` needs no argum
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import nox
 
@@ -20,6 +21,20 @@ if sys.version_info < (3, 11):  # noqa: UP036 (requires-python: fail at once, no
                      f"{sys.version.split()[0]} ({sys.executable}). Run nox with a newer one.")
 
 
+def bytecode_env(session: nox.Session) -> dict[str, str | None]:
+    """Python caches the bytecode of what it imports, in one directory of the session's venv.
+
+    Some machines set ``PYTHONDONTWRITEBYTECODE`` (this one does): every Python process then
+    compiles every module it imports from source, each time. The tests start hundreds of them
+    (xdist workers, ``tooluse`` commands, Python subjects, pytest in pytest, fresh venvs), each
+    importing the SDK (4 CPU-s from source, 0.3 from bytecode): 998 against 787 CPU-s for the
+    whole suite (issue 21). ``PYTHONPYCACHEPREFIX`` keeps the cache out of the checkout and out
+    of the directories the tests make (a subject's own folder stays as the test wrote it).
+    """
+    return {"PYTHONDONTWRITEBYTECODE": None,
+            "PYTHONPYCACHEPREFIX": str(Path(session.virtualenv.location) / "pycache")}
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The project's own tests."""
@@ -29,7 +44,7 @@ def tests(session: nox.Session) -> None:
     # cores meanwhile (issue 21). benchmarks/project_tests.py measures the same arguments.
     # --durations=30: the slowest tests in every log, so a run says where its time went.
     args = session.posargs or ["-n", "4", "-q", "--durations=30"]
-    session.run("pytest", *args)
+    session.run("pytest", *args, env=bytecode_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -39,7 +54,7 @@ def saturated(session: nox.Session) -> None:
     verdicts rest on time). Minutes on two cores; it loads the machine on purpose."""
     session.install("-e", ".[test]")
     session.run("pytest", "-q", "-n", "0", "-rA", "tests/test_saturated.py", *session.posargs,
-                env={"TOOLUSE_SATURATED": "all"})
+                env={"TOOLUSE_SATURATED": "all", **bytecode_env(session)})
 
 
 @nox.session(python=PYTHON)
@@ -56,7 +71,8 @@ def lint(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """The main job: the suite against the reference subjects and the whole fixture corpus."""
     session.install("-e", ".")
-    session.run("tooluse", "run", "--all-reference", "--out", "reports/run", *session.posargs)
+    session.run("tooluse", "run", "--all-reference", "--out", "reports/run", *session.posargs,
+                env=bytecode_env(session))
 
 
 @nox.session(python=PYTHON)
@@ -92,7 +108,7 @@ def matrix(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
     session.install("-e", ".[test,bench]")
-    session.run("python", "-m", "benchmarks", *session.posargs)
+    session.run("python", "-m", "benchmarks", *session.posargs, env=bytecode_env(session))
 
 
 @nox.session(python=PYTHON)
