@@ -20,10 +20,15 @@ without it (an in-process test harness) gets ``None`` and the check reuses its o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+
+#: A text that says it is an error: "error" first (after any whitespace), in any case.
+_SAYS_ERROR = re.compile(r"\s*error", re.IGNORECASE)
 
 
 @dataclass
@@ -49,6 +54,11 @@ class ToolResult:
             return self.content
         return "\n".join(str(b.get("text", "")) for b in self.content
                          if isinstance(b, dict) and b.get("type") == "text")
+
+    def says_error(self) -> bool:
+        """The text begins with "error" (after whitespace, any case): how a subject that does not
+        set ``is_error`` refuses. Reads only the text's start (a view can be megabytes long)."""
+        return _SAYS_ERROR.match(self.text) is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"content": self.content, "is_error": self.is_error}

@@ -208,3 +208,17 @@ def test_model_machine_examples_do_not_depend_on_its_source() -> None:
 
     run_machine(Other, config)
     assert first and first == second
+
+
+def test_a_result_says_error_by_its_first_word_only() -> None:
+    """How an editor that leaves ``is_error`` unset refuses: "error" first, after whitespace, in
+    any case; the rest of the text (a view can be megabytes) is never read."""
+    says = [ToolResult(t, is_error=False).says_error()
+            for t in ("Error: no such file", "  \n\tERROR x", "error", "errors: 3")]
+    assert says == [True, True, True, True]
+    said = [ToolResult(t, is_error=False).says_error()
+            for t in ("", "no error", "1\terror: x", "Err", "e rror")]
+    assert said == [False] * 5
+    blocks = [{"type": "text", "text": "\n"}, {"type": "text", "text": "Error: it"}]
+    assert ToolResult(blocks, is_error=False).says_error()
+    assert not ToolResult("x" + "error" * 10**6, is_error=False).says_error()

@@ -73,7 +73,7 @@ def read(path: str) -> bytes | None:
 
 def refused(r: ToolResult) -> bool:
     """The subject declined the command: an error result, or text that says it is an error."""
-    return r.is_error or r.timed_out or r.text.lstrip().lower().startswith("error")
+    return r.is_error or r.timed_out or r.says_error()
 
 
 def insert_field(tool_type: str) -> str:

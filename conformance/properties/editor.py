@@ -201,7 +201,7 @@ def _move(step: Step, base: Path, onto: Path) -> Step:
 
 
 def _refused(r: ToolResult) -> bool:
-    return r.is_error or r.text.lstrip().lower().startswith("error")
+    return r.is_error or r.says_error()
 
 
 def _read(path: str) -> bytes | None:
