@@ -133,6 +133,24 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert STEPS[0] == "load"
 
 
+def test_several_targets_are_linted_in_one_run(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Like ruff or mypy: every path given is linted, one summary; a bad path is a usage error
+    before anything is linted."""
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    _copy(good, ONE_COMMAND)
+    path, data = _copy(bad, ONE_COMMAND)
+    data["exchanges"][0]["response"]["body"]["content"] = "not a list"
+    _write(path, data)
+    assert main(["lint-fixtures", str(good), str(good)]) == 0
+    assert "2 cassette(s) linted: clean" in capsys.readouterr().err
+    assert main(["lint-fixtures", str(good), str(bad)]) == 1
+    out, err = capsys.readouterr()
+    assert str(path) in out and "2 cassette(s) linted:" in err and "in 1 file(s)" in err
+    assert main(["lint-fixtures", str(good), str(tmp_path / "nowhere")]) == 2
+    assert "linted" not in capsys.readouterr().err
+
+
 def test_a_file_linted_alone_is_checked_against_its_last_three_path_parts(tmp_path: Path) -> None:
     path, _ = _copy(tmp_path, ONE_COMMAND)
     assert lint_paths(path).problems == []

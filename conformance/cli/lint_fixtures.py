@@ -1,4 +1,4 @@
-"""``tooluse lint-fixtures [DIR|FILE]``: lint the fixture corpus (default: the bundled one).
+"""``tooluse lint-fixtures [DIR|FILE ...]``: lint the fixture corpus (default: the bundled one).
 
 Every cassette must load, validate against the schemas in strict mode, hold no secret, replay
 through the simulator with its own recorded requests (``expect_rule`` exchanges get that rule's
@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from simulator.cassette import CassetteError, default_fixtures_root, resolve_fixture
-from simulator.lint import STEPS, lint_paths
+from simulator.lint import STEPS, LintReport, lint_paths
 
 from . import EXIT_FAIL, EXIT_OK, UsageError
 
@@ -23,8 +23,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         name, help="lint fixture cassettes (load, schema, secrets, replay, SDK types)",
         description=__doc__.split("\n\n")[0])
-    p.add_argument("target", nargs="?", metavar="DIR",
-                   help="a fixtures directory or one cassette file (default: the bundled corpus)")
+    p.add_argument("targets", nargs="*", metavar="DIR",
+                   help="fixtures directories or cassette files, each a path or a corpus name "
+                        "(default: the bundled corpus)")
     p.add_argument("--skip", action="append", default=[], choices=STEPS[1:], metavar="STEP",
                    help=f"skip a step (repeatable): one of {', '.join(STEPS[1:])}")
     p.add_argument("--quiet", "-q", action="store_true", help="print problems only, no summary")
@@ -32,19 +33,25 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    target = resolve_fixture(args.target) if args.target else default_fixtures_root()
-    if not target.exists():
-        raise UsageError(f"{target}: no such file or directory; pass a fixtures directory or a "
-                         "cassette file")
-    if target.is_file() and target.suffix != ".json":
-        raise UsageError(f"{target}: a cassette is a .json file")
+    targets = [resolve_fixture(t) for t in args.targets] or [default_fixtures_root()]
+    for target in targets:  # every usage error before any linting
+        if not target.exists():
+            raise UsageError(f"{target}: no such file or directory; pass a fixtures directory or "
+                             "a cassette file")
+        if target.is_file() and target.suffix != ".json":
+            raise UsageError(f"{target}: a cassette is a .json file")
     steps = [s for s in STEPS if s not in set(args.skip)]
-    try:
-        report = lint_paths(target, steps)
-    except CassetteError as e:  # an unreadable directory, a missing target
-        raise UsageError(str(e)) from None
-    if report.checked == 0:  # an error, not a clean corpus: no summary before it
-        raise UsageError(f"{target}: no cassettes found (*.json)")
+    report = LintReport()
+    for target in targets:
+        try:
+            one = lint_paths(target, steps)
+        except CassetteError as e:  # an unreadable directory, a missing target
+            raise UsageError(str(e)) from None
+        if one.checked == 0:  # an error, not a clean corpus: no summary before it
+            raise UsageError(f"{target}: no cassettes found (*.json)")
+        report.checked += one.checked
+        report.problems += one.problems
+        report.skipped.update(one.skipped)
     for problem in report.problems:
         print(problem)
     if not args.quiet:
