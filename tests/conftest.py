@@ -23,9 +23,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     For ``pytest -n 2`` (``--dist loadgroup --no-loadscope-reorder``, pyproject's addopts; issue
     21): the tests that share a module-scoped fixture form one xdist group, so the fixture (a
-    whole run of subjects, say) is built on one worker instead of on each; and the ``slow`` tests
-    come first, the longest first (a stable sort: otherwise in file order), so that no long test starts last while
-    the other worker has nothing left to do.
+    whole run of subjects, say) is built on one worker instead of on each; and the longest tests
+    come first (:func:`_expected_seconds`), so that no long test starts last while the other workers
+    have nothing left to do.
     """
     for item in items:
         if "shared_dir" in getattr(item, "fixturenames", ()):
@@ -33,13 +33,70 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         group = _module_fixture_group(item)
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=_schedule_key)
+    recorded = _recorded_durations()
+    seconds = {item.nodeid: _expected_seconds(item, recorded) for item in items}
+    # A group runs on one worker, as one unit: it is scheduled by the time of all its tests.
+    groups: dict[str, float] = {}
+    for item in items:
+        if (g := _group_of(item)) is not None:
+            groups[g] = groups.get(g, 0.0) + seconds[item.nodeid]
+    for item in items:
+        if (g := _group_of(item)) is not None:
+            seconds[item.nodeid] = groups[g]
+    items.sort(key=lambda item: -seconds[item.nodeid])  # stable: otherwise in file order
 
 
-def _schedule_key(item: pytest.Item) -> tuple[bool, float]:
-    """``slow`` tests first, the longest first (``@pytest.mark.slow(55)``: about 55 s idle)."""
+#: Seconds each long test took in a whole run (``pytest -n 4``, idle; nodeid -> seconds of
+#: setup, call and teardown): the order the tests are handed to the workers, longest first (the
+#: longest-processing-time rule; a long test started last ran alone for a minute at the end of a
+#: run, issue 21). Tests absent from it count as short. ``TOOLUSE_STORE_DURATIONS=FILE`` writes
+#: a new one from a run (tests that took 1 s or more).
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
+#: Shorter tests are not recorded (the file stays small; their order does not matter).
+DURATION_FLOOR = 1.0
+
+
+def _recorded_durations() -> dict[str, float]:
+    import json
+
+    try:
+        data = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _expected_seconds(item: pytest.Item, recorded: dict[str, float]) -> float:
+    """The recorded time, or a ``slow`` test's own estimate (``@pytest.mark.slow(55)``: about
+    55 s idle), whichever is longer; 0 for a short test."""
     mark = item.get_closest_marker("slow")
-    return mark is None, -float(mark.args[0]) if mark is not None and mark.args else 0.0
+    estimate = float(mark.args[0]) if mark is not None and mark.args else 0.0
+    return max(recorded.get(item.nodeid, 0.0), estimate)
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return None
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", ""))
+
+
+_STORED: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With ``TOOLUSE_STORE_DURATIONS``: add up each test's setup, call and teardown."""
+    import os
+
+    if os.environ.get("TOOLUSE_STORE_DURATIONS"):
+        nodeid = _without_group(report.nodeid)
+        _STORED[nodeid] = _STORED.get(nodeid, 0.0) + report.duration
+
+
+def _without_group(nodeid: str) -> str:
+    """The node id as collected: pytest-xdist appends ``@<group>`` (here a module's path)."""
+    head, sep, group = nodeid.rpartition("@")
+    return head if sep and group.endswith(".py") and "::" not in group else nodeid
 
 
 def _module_fixture_group(item: pytest.Item) -> str | None:
@@ -137,9 +194,15 @@ def _remove_venvs(root: Path) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import json
     import os
     import shutil
     import tempfile
+
+    store = os.environ.get("TOOLUSE_STORE_DURATIONS")
+    if store and _STORED and not hasattr(session.config, "workerinput"):  # the controller
+        long = {k: round(v, 1) for k, v in sorted(_STORED.items()) if v >= DURATION_FLOOR}
+        Path(store).write_text(json.dumps(long, indent=0, sort_keys=True) + "\n")
 
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)
