@@ -48,9 +48,13 @@ def measure(smoke: bool = False) -> list[dict[str, Any]]:
     # pytest's own directories in one removed at the end (not pytest-of-<user> in $TMPDIR, which
     # is the test session's when tests/test_benchmarks.py runs this)
     with tempfile.TemporaryDirectory(prefix="tooluse-bench-tests-") as tmp:
+        # as noxfile.py's bytecode_env: bytecode cached, here in a cold cache (as on a fresh CI
+        # machine), whatever PYTHONDONTWRITEBYTECODE the machine sets
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         cpu0, t0 = _children_cpu(), time.perf_counter()
         proc = subprocess.run([*argv, f"--basetemp={Path(tmp) / 'basetemp'}"],
-                              capture_output=True, text=True, cwd=ROOT)
+                              capture_output=True, text=True, cwd=ROOT, env=env)
         wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     cpus = os.cpu_count() or 1
     return [{
