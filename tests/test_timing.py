@@ -153,6 +153,12 @@ def test_a_slow_exit_is_a_note_and_only_a_subject_that_never_exits_is_a_fault(
 ATTEMPTS: dict[str, int] = {}
 
 
+@pytest.fixture(autouse=True)
+def _attempts_start_empty() -> None:
+    """Each test counts its own checks' attempts, whichever tests ran before it here."""
+    ATTEMPTS.clear()
+
+
 def _register(monkeypatch: pytest.MonkeyPatch, func: Any) -> str:
     cid = f"bash.timingtest.{func.__name__}"
     monkeypatch.setitem(CATALOG, cid, Check(
@@ -220,14 +226,9 @@ def test_a_harness_error_of_the_runs_threads_is_run_again_alone(
     run is the run's threads', not the subject's; the case is run again alone after the run, and
     the report says so. Any other harness error is reported once, as before."""
     ids = [_register(monkeypatch, f) for f in (ast_race_once, ast_race_always, other_error)]
-    try:
-        summary = runner.run([REFERENCE], checks=ids, timeout=5, jobs=3)
-        counts = dict(ATTEMPTS)
-    finally:
-        for name in ("ast_race_once", "ast_race_always", "other_error"):
-            ATTEMPTS.pop(name, None)  # the other tests compare the whole table
+    summary = runner.run([REFERENCE], checks=ids, timeout=5, jobs=3)
     by = {r.check_id.rsplit(".", 1)[1]: r for r in summary.results}
-    assert counts == {"ast_race_once": 2, "ast_race_always": 2, "other_error": 1}
+    assert ATTEMPTS == {"ast_race_once": 2, "ast_race_always": 2, "other_error": 1}
     once, always, other = by["ast_race_once"], by["ast_race_always"], by["other_error"]
     assert once.outcome is Outcome.PASS and once.rejudged is not None
     assert once.rejudged["by"] == "threads" and once.rejudged["repeated"] is False
