@@ -15,7 +15,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +152,10 @@ def test_a_usage_error_of_tooluse_is_exit_2_with_a_summary(tmp_path: Path) -> No
 @pytest.mark.packaging
 def test_the_script_installs_the_suite_into_a_fresh_interpreter(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+    # pip seeded without bytecode written ahead (ensurepip compiles all of pip: CPU the test
+    # does not need; issue 21), as the install below (pip-args --no-compile)
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True,
+                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     python = env_dir / "bin" / "python"
     work = tmp_path / "work"
     work.mkdir()

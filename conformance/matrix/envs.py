@@ -205,12 +205,15 @@ def _build(interpreter: str, env_dir: Path, entry: SubjectEntry) -> EnvResult:
             (node / "package.json").write_text('{"private": true}\n')
             steps.append([npm, "install", "--prefix", str(node), "--no-audit", "--no-fund",
                           "--save-exact", *entry.npm])
+        # No bytecode written ahead by venv's and pip's installs (pip compiles every module of
+        # every package: most of a build's CPU); the column's runs compile what they import.
+        build_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         with open(log_path, "w") as log:
             for argv in steps:
                 log.write(f"$ {' '.join(argv)}\n")
                 log.flush()
                 code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL)
+                                       stdin=subprocess.DEVNULL, env=build_env)
                 if code != 0:
                     return EnvResult(None, env_dir, f"building its environment failed ("
                                      f"{Path(argv[0]).name} {' '.join(argv[1:3])} exit {code}: "
