@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-
 #: A text that says it is an error: "error" first (after any whitespace), in any case.
 _SAYS_ERROR = re.compile(r"\s*error", re.IGNORECASE)
 
