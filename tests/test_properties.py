@@ -222,3 +222,44 @@ def test_a_result_says_error_by_its_first_word_only() -> None:
     blocks = [{"type": "text", "text": "\n"}, {"type": "text", "text": "Error: it"}]
     assert ToolResult(blocks, is_error=False).says_error()
     assert not ToolResult("x" + "error" * 10**6, is_error=False).says_error()
+
+
+def test_a_check_thread_reuses_the_one_registered_random(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis registers a new ``Random`` (with a full ``gc.collect()``) on every thread's
+    first run; a check's thread gets the shared one instead, and draws as a fresh one would."""
+    import threading
+
+    import hypothesis.core
+    from hypothesis import given, seed, settings
+    from hypothesis.internal import entropy
+
+    from conformance.properties import exploration
+
+    registered: list[object] = []
+    register = entropy.register_random
+    monkeypatch.setattr(entropy, "register_random", lambda r: (registered.append(r), register(r)))
+
+    def draws(share: bool) -> list[int]:
+        seen: list[int] = []
+
+        @seed(7)
+        @settings(max_examples=5, database=None, derandomize=False)
+        @given(st.integers(), st.randoms(use_true_random=False))
+        def run(i: int, r: Any) -> None:
+            seen.append(i)
+
+        with exploration.HYPOTHESIS_TURNS:
+            if share:
+                exploration.one_thread_random()
+            run()
+        shared = hypothesis.core.threadlocal._hypothesis_global_random is exploration._RUNS_RANDOM
+        assert shared is share
+        return seen
+
+    got: dict[bool, list[int]] = {}
+    for share in (True, True, False):  # fresh threads: the same examples either way
+        t = threading.Thread(target=lambda share=share: got.__setitem__(share, draws(share)))
+        t.start()
+        t.join()
+    assert got[True] == got[False] and len(got[True]) == 5
+    assert len(registered) == 1  # only the thread that had no shared one registered its own

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import shutil
 import tempfile
 import threading
@@ -44,7 +45,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, configuration, seed, settings
+from hypothesis import (
+    HealthCheck,
+    Phase,
+    Verbosity,
+    configuration,
+    register_random,
+    seed,
+    settings,
+)
 from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
@@ -385,6 +394,28 @@ def no_local_constants() -> Iterator[None]:
         cache.clear()
 
 
+#: The one ``random.Random`` hypothesis keeps per thread for its runs, shared by every thread
+#: that runs a check (:func:`one_thread_random`); registered once, here.
+_RUNS_RANDOM = random.Random()
+register_random(_RUNS_RANDOM)
+
+
+def one_thread_random() -> None:
+    """Give this thread hypothesis's per-thread ``Random`` if it has none yet: the shared one.
+
+    Hypothesis makes one per thread, on the thread's first run, and registers it; registering
+    runs a full ``gc.collect()`` (a tenth of a second and more in a big process), and a run's
+    checks run in fresh pool threads: 8% of the harness's own CPU in the bash checks. Runs take
+    turns (:data:`HYPOTHESIS_TURNS`), so one instance serves them all; hypothesis seeds it at
+    every example and restores it after, so what it draws is what a fresh one would draw. A
+    no-op where hypothesis keeps it elsewhere (its private ``core.threadlocal``)."""
+    import hypothesis.core
+
+    local = getattr(hypothesis.core, "threadlocal", None)
+    if local is not None and getattr(local, "_hypothesis_global_random", False) is None:
+        local._hypothesis_global_random = _RUNS_RANDOM
+
+
 @contextmanager
 def hypothesis_turn(budget: Budget) -> Iterator[list[str]]:
     """Wait for this run's turn (:data:`HYPOTHESIS_TURNS`), start the budget's clock, and keep
@@ -393,6 +424,7 @@ def hypothesis_turn(budget: Budget) -> Iterator[list[str]]:
     output: list[str] = []
     with HYPOTHESIS_TURNS, with_reporter(lambda text: output.append(str(text))), \
             no_local_constants():
+        one_thread_random()
         budget.restart()
         yield output
 
