@@ -77,3 +77,25 @@ def test_sigterm_reaches_the_column_runs(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         for pid in _alive(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_no_column_run_starts_once_the_matrix_is_stopping(tmp_path: Path) -> None:
+    """The race the test above lost once under load: SIGTERM came while a column was about to
+    start; that column then ran its whole course unsignalled and the matrix waited for it. Once
+    stop_columns ran, a column is not started at all."""
+    from conformance.matrix.config import parse_config
+    from conformance.matrix.execute import run_column, start_columns, stop_columns
+
+    marker = f"silent_never_{os.getpid()}_{int(time.time())}.py"
+    (tmp_path / marker).write_text(SILENT)
+    config = parse_config({"subject": [{"name": "silent", "tool_type": "bash_20250124",
+                                        "command": f"{sys.executable} {marker}"}]},
+                          tmp_path / "matrix.toml")
+    try:
+        assert stop_columns() == 0
+        col = run_column(config.subjects[0], config, tmp_path / "out", tmp_path / "envs",
+                         jobs=None, checks=["bash.session.cwd_persists"])
+    finally:
+        start_columns()
+    assert col.status == "error" and "not started" in (col.reason or "")
+    assert _alive(marker) == [] and col.exit_code is None

@@ -126,7 +126,9 @@ def _run_forwarding_sigterm(body: Callable[[], list[Any]]) -> list[Any]:
     their subjects, then this exits 143 with no matrix written."""
     import signal
 
-    from conformance.matrix.execute import stop_columns
+    from conformance.matrix.execute import start_columns, stop_columns
+
+    start_columns()
 
     def on_term(signum: int, _frame: object) -> None:
         stop_columns(signal.SIGTERM)

@@ -168,9 +168,14 @@ def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_d
                     suite_version=info.get("suite"), out_dir=out_dir,
                     launcher=launcher_words(entry, env), env_dir=env.env_dir)
     with open(out_dir / "run.log", "w") as log:
-        proc = subprocess.Popen(argv, cwd=config.base_dir, env=environ, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT)
-        with _children_lock:
+        with _children_lock:  # started and registered at once, or not at all once stopping
+            if _stopping.is_set():
+                col.status, col.reason = "error", "not started: tooluse matrix was stopped"
+                col.duration = time.monotonic() - start
+                return col
+            proc = subprocess.Popen(argv, cwd=config.base_dir, env=environ,
+                                    stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT)
             _children.add(proc)
         try:
             proc.wait()
@@ -186,12 +191,22 @@ def run_column(entry: SubjectEntry, config: MatrixConfig, out_root: Path, envs_d
 #: The column runs going on (``tooluse run`` processes), for :func:`stop_columns`.
 _children: set[subprocess.Popen[bytes]] = set()
 _children_lock = threading.Lock()
+#: Set by :func:`stop_columns`: no column run starts after it (one about to start when the
+#: signal came would otherwise run its whole course unsignalled, and the matrix wait for it).
+_stopping = threading.Event()
+
+
+def start_columns() -> None:
+    """Column runs may start (again): the start of a matrix run."""
+    _stopping.clear()
 
 
 def stop_columns(sig: int = signal.SIGTERM) -> int:
     """Send ``sig`` to every column run going on (each stops its subjects and writes what it
-    has, as ``tooluse run`` does on SIGTERM); returns how many were signalled."""
+    has, as ``tooluse run`` does on SIGTERM), and start no more; returns how many were
+    signalled."""
     with _children_lock:
+        _stopping.set()
         procs = list(_children)
     for proc in procs:
         try:
