@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -34,16 +35,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if group and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     recorded = _recorded_durations()
-    seconds = {item.nodeid: _expected_seconds(item, recorded) for item in items}
     # A group runs on one worker, as one unit: it is scheduled by the time of all its tests.
-    groups: dict[str, float] = {}
+    unit = {item.nodeid: _group_of(item) or item.nodeid for item in items}
+    seconds: dict[str, float] = {}
     for item in items:
-        if (g := _group_of(item)) is not None:
-            groups[g] = groups.get(g, 0.0) + seconds[item.nodeid]
-    for item in items:
-        if (g := _group_of(item)) is not None:
-            seconds[item.nodeid] = groups[g]
-    items.sort(key=lambda item: -seconds[item.nodeid])  # stable: otherwise in file order
+        u = unit[item.nodeid]
+        seconds[u] = seconds.get(u, 0.0) + _expected_seconds(item, recorded)
+    items.sort(key=lambda item: -seconds[unit[item.nodeid]])  # stable: otherwise in file order
 
 
 #: Seconds each long test took in a whole run (``pytest -n 4``, idle; nodeid -> seconds of
@@ -81,14 +79,14 @@ def _group_of(item: pytest.Item) -> str | None:
     return str(mark.args[0] if mark.args else mark.kwargs.get("name", ""))
 
 
+#: ``TOOLUSE_STORE_DURATIONS``: the file a run writes its durations to (read once, here).
+STORE_DURATIONS = os.environ.get("TOOLUSE_STORE_DURATIONS")
 _STORED: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """With ``TOOLUSE_STORE_DURATIONS``: add up each test's setup, call and teardown."""
-    import os
-
-    if os.environ.get("TOOLUSE_STORE_DURATIONS"):
+    if STORE_DURATIONS:
         nodeid = _without_group(report.nodeid)
         _STORED[nodeid] = _STORED.get(nodeid, 0.0) + report.duration
 
@@ -146,7 +144,6 @@ _LITTER: dict[str, object] = {}
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    import os
     import signal
     import tempfile
 
@@ -183,7 +180,6 @@ def _checkout_entries() -> set[str]:
 
 
 def _remove_venvs(root: Path) -> None:
-    import os
     import shutil
 
     for here, dirs, files in os.walk(root):
@@ -195,14 +191,12 @@ def _remove_venvs(root: Path) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import json
-    import os
     import shutil
     import tempfile
 
-    store = os.environ.get("TOOLUSE_STORE_DURATIONS")
-    if store and _STORED and not hasattr(session.config, "workerinput"):  # the controller
+    if STORE_DURATIONS and _STORED and not hasattr(session.config, "workerinput"):  # controller
         long = {k: round(v, 1) for k, v in sorted(_STORED.items()) if v >= DURATION_FLOOR}
-        Path(store).write_text(json.dumps(long, indent=0, sort_keys=True) + "\n")
+        Path(STORE_DURATIONS).write_text(json.dumps(long, indent=0, sort_keys=True) + "\n")
 
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)
