@@ -123,6 +123,20 @@ def _clean_env(venv_dir: Path) -> dict[str, str]:
     return env
 
 
+def _installer(python: str) -> tuple[list[str], list[str]]:
+    """The commands that install into, and list, the venv of ``python``: uv's ``pip``
+    interface (the test extra has it; ~1 CPU-s where pip spent ~15 reading the index's pages,
+    issue 21), else this environment's pip. Neither writes bytecode ahead (uv never does; pip
+    with --no-compile): Python compiles what the commands import as they import it."""
+    try:
+        from uv import find_uv_bin
+    except ImportError:
+        pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
+        return [*pip, "install", "--no-compile"], [*pip, "list"]
+    uv = find_uv_bin()
+    return [uv, "pip", "install", "--python", python], [uv, "pip", "list", "--python", python]
+
+
 def _serve_first_line(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, str]:
     """Start a server command, read its base URL (first stdout line), SIGTERM it: (url, stderr)."""
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -175,12 +189,9 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
     py = str(env_dir / "bin" / "python")
     env = _clean_env(env_dir)
-    pip = [sys.executable, "-m", "pip", "--python", py, "--disable-pip-version-check"]
-    # --no-compile: no .pyc written ahead for every installed module (CPU the test does not
-    # need; Python compiles what the commands import as they import it; issue 21)
-    _run([*pip, "install", "-q", "--no-compile", str(wheel)], cwd=tmp_path, env=env)
-    installed = json.loads(_run([*pip, "list", "--format", "json"], cwd=tmp_path,
-                                env=env).stdout)
+    install, listing = _installer(py)
+    _run([*install, "-q", str(wheel)], cwd=tmp_path, env=env)
+    installed = json.loads(_run([*listing, "--format", "json"], cwd=tmp_path, env=env).stdout)
     names_installed = {p["name"].lower() for p in installed}
     assert not names_installed & set(NOT_RUNTIME), "the runtime pulls an extra's dependency"
 
@@ -193,11 +204,12 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     assert Path(where).is_relative_to(env_dir) and Path(where, CASSETTE).is_file()
 
     # 3. The commands, from the empty directory.
-    # Every family from the wheel (loop.* replays the installed corpus); not every check: the
-    # checks themselves are the other tests' business (the model check alone is a minute).
+    # Every family from the wheel (loop.corpus.* replays the whole installed corpus, loop.ptc.*
+    # named cassettes of it); not every check: the checks themselves are the other tests'
+    # business (the model check alone is a minute; the lease checks wait for their deadlines).
     run = _run([tooluse, "run", "--all-reference", "--check", "bash.output.*", "--check",
-                "editor.view.*", "--check", "loop.*", "--check", "worker.*", "--out", "out"],
-               cwd=work, env=env, check=False)
+                "editor.view.*", "--check", "loop.corpus.*", "--check", "loop.ptc.*", "--check",
+                "worker.custom_tool_*", "--out", "out"], cwd=work, env=env, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     results = json.loads((work / "out" / "results.json").read_text())
     outcomes = [r["outcome"] for r in results["results"]]
@@ -219,7 +231,7 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     # 4. The server is an extra: without it, serve says which one; with it, serve and replay work.
     bare = _run([tooluse, "serve", "ptc", "--port", "0"], cwd=work, env=env, check=False)
     assert bare.returncode == 2 and "tooluse-conformance[serve]" in bare.stderr, bare.stderr
-    _run([*pip, "install", "-q", "--no-compile", f"{wheel}[serve]"], cwd=tmp_path, env=env)
+    _run([*install, "-q", f"{wheel}[serve]"], cwd=tmp_path, env=env)
     url, _ = _serve_first_line([tooluse, "serve", "ptc", "--port", "0"], work, env)
     assert url.startswith("http://127.0.0.1:")
     _, err = _serve_first_line([tooluse, "replay", f"fixtures/{CASSETTE}", "--port", "0"],
