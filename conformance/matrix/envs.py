@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from conformance.cache import user_cache_dir
 from conformance.matrix.config import SubjectEntry
 
 READY_MARKER = ".tooluse-ready"
@@ -32,8 +33,7 @@ _VERSION_PROBE = "import sys; print('%d.%d' % sys.version_info[:2])"
 
 
 def default_envs_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tooluse" / "matrix"
+    return user_cache_dir("matrix")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from conformance.cache import user_cache_dir
 from conformance.session import ToolSession
 from conformance.subjects.timing import MAX_ALLOWANCE, harness_lag
 
@@ -318,8 +319,11 @@ def private_storage() -> Path | None:
 
     With no example database (``database=None``) hypothesis still writes caches (the Unicode
     table, the constants it collects from the code) into ``.hypothesis/`` of the current
-    directory. A check's run sends them to a temporary directory of its own, removed when the
-    process exits, unless ``HYPOTHESIS_STORAGE_DIRECTORY`` says where they go or hypothesis'
+    directory. A check's run sends them to the suite's cache, ``~/.cache/tooluse/hypothesis``
+    (:func:`conformance.cache.user_cache_dir`), where the next run finds them: hypothesis built
+    its Unicode table again in every process (a quarter of a CPU-second per ``tooluse run``;
+    issue 21). Where that cannot be written, a temporary directory of this process, removed when
+    it exits. Neither when ``HYPOTHESIS_STORAGE_DIRECTORY`` says where they go or hypothesis'
     storage is already in use in this process (a pytest run of the user's own hypothesis tests:
     their ``.hypothesis/`` is theirs). Returns the directory when it is this module's."""
     global _storage
@@ -331,10 +335,21 @@ def private_storage() -> Path | None:
         # hypothesis' own record of its home directory (None until something used or set it).
         if getattr(configuration, "__hypothesis_home_directory", None) is not None:
             return None
-        _storage = Path(tempfile.mkdtemp(prefix="tooluse-hypothesis-"))
+        _storage = _writable(user_cache_dir("hypothesis"))
+        if _storage is None:
+            _storage = Path(tempfile.mkdtemp(prefix="tooluse-hypothesis-"))
+            atexit.register(shutil.rmtree, _storage, True)
         configuration.set_hypothesis_home_dir(_storage)
-        atexit.register(shutil.rmtree, _storage, True)
         return _storage
+
+
+def _writable(directory: Path) -> Path | None:
+    """``directory``, made if need be, when this process can write into it; else None."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return directory if os.access(directory, os.W_OK | os.X_OK) else None
 
 
 def quiet_settings(**overrides: Any) -> settings:
