@@ -17,7 +17,7 @@ from conformance.reference.bash import TIMED_OUT, BashSession, BashTool
 
 TARGET = "bash.session.background_job_does_not_hang"
 #: Output quiet for this long counts as settled.
-SETTLE = 0.5
+SETTLE = 0.3
 
 
 class Session(BashSession):
