@@ -55,7 +55,9 @@ class ProcInfo:
         return {"pid": self.pid, "cmdline": self.cmdline}
 
 
-def _read_proc(pid: int, name: str) -> bytes:
+def read_proc(pid: int, name: str) -> bytes:
+    """The bytes of ``/proc/<pid>/<name>`` (OSError when it cannot be read): plain ``os``
+    calls, several times cheaper than ``Path.read_text`` (the harness reads these per call)."""
     fd = os.open(f"{PROC}/{pid}/{name}", os.O_RDONLY)
     try:
         chunks = []
@@ -68,7 +70,7 @@ def _read_proc(pid: int, name: str) -> bytes:
 
 def _read_cmdline(pid: int) -> str:
     try:
-        raw = _read_proc(pid, "cmdline")
+        raw = read_proc(pid, "cmdline")
     except OSError:
         return ""
     return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
@@ -76,7 +78,7 @@ def _read_cmdline(pid: int) -> str:
 
 def _read_stat(pid: int) -> ProcInfo | None:
     try:
-        raw = _read_proc(pid, "stat")
+        raw = read_proc(pid, "stat")
     except OSError:
         return None
     # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.

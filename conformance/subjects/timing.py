@@ -26,8 +26,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
+
+from conformance.subjects.isolation import read_proc
 
 T = TypeVar("T")
 
@@ -79,16 +80,16 @@ def harness_lag() -> float:
     return _METER.total()
 
 
-def _schedstat_delay(path: str) -> float:
+def _schedstat_delay(pid: int, name: str = "schedstat") -> float:
     try:
-        return int(Path(path).read_text().split()[1]) / 1e9
+        return int(read_proc(pid, name).split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return 0.0
 
 
 def _children(pid: int) -> list[int]:
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        return [int(c) for c in read_proc(pid, f"task/{pid}/children").split()]
     except (OSError, ValueError):
         return []
 
@@ -103,7 +104,7 @@ def tree_delay(pid: int) -> float:
         if p in seen:
             continue
         seen.add(p)
-        total += _schedstat_delay(f"/proc/{p}/schedstat")
+        total += _schedstat_delay(p)
         todo.extend(_children(p))
     return total
 
@@ -112,7 +113,7 @@ def thread_delay(native_id: int | None) -> float:
     """:func:`tree_delay` for one thread of the harness itself (an in-process loop)."""
     if native_id is None:
         return 0.0
-    return _schedstat_delay(f"/proc/{os.getpid()}/task/{native_id}/schedstat")
+    return _schedstat_delay(os.getpid(), f"task/{native_id}/schedstat")
 
 
 @dataclass(frozen=True)
