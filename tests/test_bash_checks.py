@@ -78,12 +78,14 @@ def subject_results(name: str) -> dict[str, CheckResult]:
     return _RESULTS[name]
 
 
-def _group(name: str) -> pytest.MarkDecorator:
+def subject_group(name: str) -> pytest.MarkDecorator:
+    """The xdist group of ``name``'s tests (here and in test_bash_reproducers): one worker,
+    one run."""
     return pytest.mark.xdist_group(f"test_bash_checks-{name}")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_group(n)) for n in NAMES])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=subject_group(n)) for n in NAMES])
 def test_a_broken_subject_fails_exactly_its_target(name: str) -> None:
     """The broken subject against every bash check: its target fails, with a message and a
     replayable reproducer, and no other check fails."""
@@ -122,7 +124,7 @@ def test_failure_flagged_reports_the_first_unflagged_command() -> None:
     assert r["bash.errors.failure_flagged"].reproducer == [{"command": "false"}]
 
 
-@_group("bash_no_timeout")
+@subject_group("bash_no_timeout")
 def test_timeout_failure_names_the_timeout() -> None:
     r = subject_results("bash_no_timeout")
     assert f"{TIMEOUT:g}s timeout" in r["bash.timeout.returns_error_in_time"].message
