@@ -68,6 +68,14 @@ def read_proc(pid: int, name: str) -> bytes:
         os.close(fd)
 
 
+def children(pid: int) -> list[int]:
+    """The pids of ``pid``'s children (of its main thread; none where they cannot be read)."""
+    try:
+        return [int(c) for c in read_proc(pid, f"task/{pid}/children").split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _read_cmdline(pid: int) -> str:
     try:
         raw = read_proc(pid, "cmdline")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.errors import ToolUseError
+from conformance.subjects.isolation import children
 
 MODES = ("auto", "required", "off")
 DEFAULT_MODE = "auto"
@@ -637,11 +638,8 @@ class ProcessWatchdog:
 
 
 def _first_child(pid: int) -> int | None:
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return None
-    return int(kids[0]) if kids else None
+    kids = children(pid)
+    return kids[0] if kids else None
 
 
 WATCHDOG = ProcessWatchdog()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from conformance.subjects.isolation import read_proc
+from conformance.subjects.isolation import children, read_proc
 
 T = TypeVar("T")
 
@@ -87,13 +87,6 @@ def _schedstat_delay(pid: int, name: str = "schedstat") -> float:
         return 0.0
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in read_proc(pid, f"task/{pid}/children").split()]
-    except (OSError, ValueError):
-        return []
-
-
 def tree_delay(pid: int) -> float:
     """Seconds the process ``pid`` and those below it were runnable but not running
     (``/proc/PID/schedstat``; 0 where it cannot be read). Processes that already exited are not
@@ -105,7 +98,7 @@ def tree_delay(pid: int) -> float:
             continue
         seen.add(p)
         total += _schedstat_delay(p)
-        todo.extend(_children(p))
+        todo.extend(children(p))
     return total
 
 
