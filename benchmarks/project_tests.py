@@ -48,10 +48,10 @@ def measure(smoke: bool = False) -> list[dict[str, Any]]:
     # pytest's own directories in one removed at the end (not pytest-of-<user> in $TMPDIR, which
     # is the test session's when tests/test_benchmarks.py runs this)
     with tempfile.TemporaryDirectory(prefix="tooluse-bench-tests-") as tmp:
-        # as noxfile.py's bytecode_env: bytecode cached, here in a cold cache (as on a fresh CI
-        # machine), whatever PYTHONDONTWRITEBYTECODE the machine sets
-        # (--smoke checks the row's shape: the caller's bytecode settings as they are, e.g. the
-        # warm cache of the nox session running tests/test_benchmarks.py; 6.7 to 1.7 CPU-s)
+        # As noxfile.py's bytecode_env: bytecode cached, here in a cold cache (as on a fresh CI
+        # machine), whatever PYTHONDONTWRITEBYTECODE the machine sets. --smoke only checks the
+        # row's shape: it keeps the caller's settings (the warm cache of the nox session that
+        # runs tests/test_benchmarks.py; 6.7 to 1.7 CPU-s).
         env = dict(os.environ)
         if not smoke:
             env.pop("PYTHONDONTWRITEBYTECODE", None)

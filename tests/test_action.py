@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.matrix.envs import find_uv
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "ci_action.sh"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -152,14 +154,13 @@ def _fresh_venv_with_pip(env_dir: Path) -> None:
     """A venv with pip and nothing else, as a runner's fresh Python has: seeded by uv (the test
     extra has it) from its cache in a tenth of a second, where ``ensurepip`` spent ~7 CPU-s
     (issue 21); else by ``venv``, without bytecode written ahead."""
-    try:
-        from uv import find_uv_bin
-    except ImportError:
+    uv = find_uv()
+    if uv is None:
         subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True,
                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         return
-    subprocess.run([find_uv_bin(), "venv", "--quiet", "--seed", "--python", sys.executable,
-                    str(env_dir)], check=True)
+    subprocess.run([uv, "venv", "--quiet", "--seed", "--python", sys.executable, str(env_dir)],
+                   check=True)
 
 
 @pytest.mark.slow(35)

@@ -61,7 +61,7 @@ def test_pip_builds_with_the_interpreters_venv_and_the_venvs_pip(
 
 def test_uv_builds_the_same_environments_with_uv(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(envs, "_find_uv", lambda: "/opt/uv")
+    monkeypatch.setattr(envs, "find_uv", lambda: "/opt/uv")
     for setting in ("uv", "auto", None, " UV "):
         shutil.rmtree(tmp_path / "env", ignore_errors=True)  # built: not built again
         _, calls = _steps(tmp_path, monkeypatch, setting)
@@ -80,7 +80,7 @@ def test_uv_builds_the_same_environments_with_uv(tmp_path: Path,
 
 
 def test_auto_without_uv_is_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(envs, "_find_uv", lambda: None)
+    monkeypatch.setattr(envs, "find_uv", lambda: None)
     _, calls = _steps(tmp_path, monkeypatch, "auto")
     assert calls[0] == [sys.executable, "-m", "venv", str(tmp_path / "env")]
 
@@ -91,7 +91,7 @@ def test_auto_without_uv_is_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 ])
 def test_a_bad_setting_is_the_columns_error_and_nothing_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, message: str) -> None:
-    monkeypatch.setattr(envs, "_find_uv", lambda: None)
+    monkeypatch.setattr(envs, "find_uv", lambda: None)
     result, calls = _steps(tmp_path, monkeypatch, setting)
     assert calls == [] and result.python is None
     assert message in result.problem

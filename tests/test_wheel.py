@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.matrix.envs import find_uv
 from simulator.cassette import CassetteError, default_fixtures_root, iter_corpus, load_cassette
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,12 +129,10 @@ def _installer(python: str) -> tuple[list[str], list[str]]:
     interface (the test extra has it; ~1 CPU-s where pip spent ~15 reading the index's pages,
     issue 21), else this environment's pip. Neither writes bytecode ahead (uv never does; pip
     with --no-compile): Python compiles what the commands import as they import it."""
-    try:
-        from uv import find_uv_bin
-    except ImportError:
+    uv = find_uv()
+    if uv is None:
         pip = [sys.executable, "-m", "pip", "--python", python, "--disable-pip-version-check"]
         return [*pip, "install", "--no-compile"], [*pip, "list"]
-    uv = find_uv_bin()
     return [uv, "pip", "install", "--python", python], [uv, "pip", "list", "--python", python]
 
 

@@ -2,9 +2,10 @@
 
 A subject with ``python`` or ``requirements`` runs in a virtual environment built from that
 interpreter, with the project and the requirements installed into it (one ``pip install``, so
-they are resolved together; uv's when it is here, else pip's: :func:`installer`). Environments live under ``--envs DIR`` (default
-``~/.cache/tooluse/matrix``), one directory per hash of the interpreter, the requirements and the
-project's location and dependencies, and are reused while that hash holds. An environment is
+they are resolved together; uv's when it is here, else pip's: :func:`installer`). Environments
+live under ``--envs DIR`` (default ``~/.cache/tooluse/matrix``), one directory per hash of the
+interpreter, the requirements and the project's location and dependencies, and are reused while
+that hash holds. An environment is
 used only once its build finished (a marker file); a half-built one is rebuilt.
 
 A missing interpreter is not an error of the matrix: the column says ``unavailable: no
@@ -243,14 +244,16 @@ def installer() -> str | None:
         raise ValueError(f"TOOLUSE_INSTALLER={choice!r} is not one of {', '.join(INSTALLERS)}")
     if choice == "pip":
         return None
-    found = _find_uv()
+    found = find_uv()
     if found is None and choice == "uv":
         raise ValueError("TOOLUSE_INSTALLER=uv, but uv is neither installed with the suite "
                          "nor on PATH (pip install uv)")
     return found
 
 
-def _find_uv() -> str | None:
+def find_uv() -> str | None:
+    """The uv executable: the one installed with the suite (the ``uv`` package), else the one on
+    ``PATH``; None when there is neither."""
     try:
         from uv import find_uv_bin
     except ImportError:
