@@ -477,7 +477,7 @@ class ProcessSession:
             table = process_table()
             tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
             # Daemons (double fork + setsid) left the tree and the group: found by environment.
-            tracked += case_processes(self._markers(), [], since=self._leader_start)
+            tracked += case_processes(self._markers(), [], since=self._leader_start, table=table)
             self._count_processes(tracked)
         net_after = self._network()
         if self.proc.poll() is None:
