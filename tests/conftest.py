@@ -156,16 +156,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
+    # One hypothesis home for the session's processes, the controller's and every xdist
+    # worker's: each worker built hypothesis' UTF-8 codec table (~2 CPU-s) in a home of its own
+    # (issue 21); hypothesis writes its caches atomically, for xdist workers.
     if hasattr(config, "workerinput"):  # an xdist worker: the controller set TMPDIR for it
-        configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hypothesis"
-                                              / config.workerinput["workerid"])
+        configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hypothesis")
         return
     config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]  # fixed before TMPDIR moves
     own = Path(tempfile.mkdtemp(prefix="tooluse-tests-")).resolve()
     _LITTER.update(tmp=own, previous=os.environ.get("TMPDIR"), checkout=_checkout_entries())
     os.environ["TMPDIR"] = str(own)
     tempfile.tempdir = None
-    configuration.set_hypothesis_home_dir(own / "hypothesis" / "main")
+    configuration.set_hypothesis_home_dir(own / "hypothesis")
 
 
 def nested_pytest_args(tmp_path: Path) -> list[str]:

@@ -203,12 +203,14 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     assert Path(where).is_relative_to(env_dir) and Path(where, CASSETTE).is_file()
 
     # 3. The commands, from the empty directory.
-    # Every family from the wheel (loop.corpus.* replays the whole installed corpus, loop.ptc.*
-    # named cassettes of it); not every check: the checks themselves are the other tests'
-    # business (the model check alone is a minute; the lease checks wait for their deadlines).
+    # Every family from the wheel (the loop check replays named cassettes of the installed
+    # corpus); not every check: the checks themselves are the other tests' business (the model
+    # check alone is a minute; the lease and timeout checks wait for their deadlines; replaying
+    # the whole corpus, loop.corpus.*, is 11 CPU-s for what lint-fixtures shows below: the
+    # installed corpus found by name; issue 21).
     run = _run([tooluse, "run", "--all-reference", "--check", "bash.output.*", "--check",
-                "editor.view.*", "--check", "loop.corpus.*", "--check", "loop.ptc.*", "--check",
-                "worker.custom_tool_*", "--out", "out"], cwd=work, env=env, check=False)
+                "editor.view.*", "--check", "loop.ptc.caller_resent", "--check",
+                "worker.custom_tool_result.*", "--out", "out"], cwd=work, env=env, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     results = json.loads((work / "out" / "results.json").read_text())
     outcomes = [r["outcome"] for r in results["results"]]
