@@ -29,3 +29,18 @@ def test_a_test_with_a_module_fixture_is_in_its_modules_group(
     assert request.node.nodeid.endswith(f"@{module}"), (
         f"{request.node.nodeid!r}: the xdist_group is not in the node id, so pytest-xdist's "
         "loadgroup scheduler does not see it (pytest and pytest-xdist versions out of step)")
+
+
+def test_the_recorded_durations_are_found_under_the_ids_collection_gives() -> None:
+    """tests/durations.json orders the tests, longest first, by their node ids as collected
+    (before pytest-xdist appends ``@group``). Ids stored with a group's suffix were never
+    found: the broken bash subjects' runs (up to a minute each) counted as short and started
+    last, while the other workers had nothing left (issue 21)."""
+    from conftest import DURATIONS, _recorded_durations, _without_group
+
+    recorded = _recorded_durations()
+    assert recorded, f"{DURATIONS} is empty or unreadable"
+    assert [k for k in recorded if _without_group(k) != k] == []
+    assert _without_group("tests/t.py::test_x[a]@tests/t.py") == "tests/t.py::test_x[a]"
+    assert _without_group("tests/t.py::test_x[a]@test_t-a") == "tests/t.py::test_x[a]"
+    assert _without_group("tests/t.py::test_x[user@host]") == "tests/t.py::test_x[user@host]"
