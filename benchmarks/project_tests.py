@@ -1,5 +1,5 @@
-"""``tests``: the project's own tests as ``nox -s tests`` runs them (``pytest -n 5 -q``: five
-workers on two cores, since tests spend most of their time waiting for subjects), against their
+"""``tests``: the project's own tests as ``nox -s tests`` runs them (``pytest -n 4 -q``: four
+workers on two cores, since tests spend about half their time waiting for subjects), against their
 budget.
 
 The budget is for an idle 2-core machine: :data:`BUDGET_SECONDS` of wall time. The row also
@@ -25,7 +25,7 @@ from typing import Any
 BUDGET_SECONDS = 300.0
 ROOT = Path(__file__).resolve().parents[1]
 #: pytest-xdist workers, as in noxfile.py's ``tests`` session.
-WORKERS = 5
+WORKERS = 4
 #: In ``--smoke``: two quick tests, to check the row's shape.
 SMOKE = ["tests/test_timing.py", "-k", "grows_by_the_load or has_a_cap"]
 
