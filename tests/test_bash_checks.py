@@ -64,10 +64,10 @@ def test_every_must_check_has_a_broken_subject() -> None:
 # One run of every broken subject, kept for every test that reads it: the tests of this file and
 # of test_bash_reproducers form one xdist group (BROKEN_RUN), on one worker. The subjects wait
 # more than they compute (a command past its timeout, a restart, a model check's fresh subjects),
-# and one run overlaps their waits: 86 s and 49 CPU-s for the 25, idle, where one run per subject
-# held a worker 280 s in all in a full run at -n 4 (issue 21). Before the process tables got
-# cheaper (isolation.process_table), one run of them all cost 123 s and 80 CPU-s, most of it
-# reading /proc for each of a thousand cases.
+# and one run overlaps their waits: 87 s and 48 CPU-s for the 25, idle, against 286 s and 36
+# CPU-s for one run per subject (three runs of a third: 130 s, 48 CPU-s; issue 21). The extra
+# CPU buys ~200 s of a worker's time for other tests. Before the process tables got cheaper
+# (isolation.process_table), one run of them all cost 123 s and 80 CPU-s.
 NAMES = sorted(TARGETS)
 _RESULTS: dict[str, dict[str, CheckResult]] = {}
 #: The xdist group of the tests that read the broken subjects' run (here and in
