@@ -61,43 +61,37 @@ def test_every_must_check_has_a_broken_subject() -> None:
     assert all(t in CATALOG for t in TARGETS.values())
 
 
-# One run of every broken subject, kept for every test that reads it: the tests of this file and
-# of test_bash_reproducers form one xdist group (BROKEN_RUN), on one worker. The subjects wait
-# more than they compute (a command past its timeout, a restart, a model check's fresh subjects),
-# and one run overlaps their waits: 87 s and 48 CPU-s for the 25, idle, against 286 s and 36
-# CPU-s for one run per subject (three runs of a third: 130 s, 48 CPU-s; issue 21). The extra
-# CPU buys ~200 s of a worker's time for other tests. Before the process tables got cheaper
-# (isolation.process_table), one run of them all cost 123 s and 80 CPU-s.
+# One run per subject (not one run of them all): pytest-xdist spreads the runs over its workers
+# (one run of every subject was a single 200 s test, issue 21). Runs of three subjects at once,
+# whose waits overlap, were tried: 89 s for this file alone at -n 4 against 97, but 82 CPU-s
+# against 69 (the harness's threads contend), so not kept. One run of all 25 again, with cheaper
+# process tables: 87 s and 48 CPU-s idle against 286 s and 36 CPU-s one by one, but the whole
+# suite on fresh clones took 436 and 442 s (712 and 720 CPU-s) against 414 s (641): not kept. A run is kept for the other tests of
+# the same subject (its xdist group): test_timeout_failure_names_the_timeout reads
+# bash_no_timeout's instead of waiting 20 s for its own.
 NAMES = sorted(TARGETS)
 _RESULTS: dict[str, dict[str, CheckResult]] = {}
-#: The xdist group of the tests that read the broken subjects' run (here and in
-#: test_bash_reproducers): one worker, one run.
-BROKEN_RUN = pytest.mark.xdist_group("test_bash_checks-broken")
 
 
-def subject_results(name: str, request: pytest.FixtureRequest) -> dict[str, CheckResult]:
-    """``name``'s results from the one run of the broken subjects against every bash check (run
-    on first use): every subject the session's selected tests of the group name (a parameter
-    ``name``), so that one test picked with ``-k`` runs one subject, not 25."""
+def subject_results(name: str) -> dict[str, CheckResult]:
+    """``name``'s results from its one run against every bash check (run on first use)."""
     if name not in _RESULTS:
-        wanted = {name}
-        for item in request.session.items:
-            group = item.get_closest_marker("xdist_group")
-            params = getattr(getattr(item, "callspec", None), "params", {})
-            if group is not None and group.args == BROKEN_RUN.args and params.get("name"):
-                wanted.add(params["name"])
-        _RESULTS.update(run(sorted(wanted - set(_RESULTS))))
+        _RESULTS[name] = run([name])[name]
     return _RESULTS[name]
 
 
+def subject_group(name: str) -> pytest.MarkDecorator:
+    """The xdist group of ``name``'s tests (here and in test_bash_reproducers): one worker,
+    one run."""
+    return pytest.mark.xdist_group(f"test_bash_checks-{name}")
+
+
 @pytest.mark.slow
-@BROKEN_RUN
-@pytest.mark.parametrize("name", NAMES)
-def test_a_broken_subject_fails_exactly_its_target(name: str,
-                                                   request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("name", [pytest.param(n, marks=subject_group(n)) for n in NAMES])
+def test_a_broken_subject_fails_exactly_its_target(name: str) -> None:
     """The broken subject against every bash check: its target fails, with a message and a
     replayable reproducer, and no other check fails."""
-    results = subject_results(name, request)
+    results = subject_results(name)
     assert set(results) == {i for i in CATALOG if i.startswith("bash.")}
     wrong = failing(results) ^ {TARGETS[name]}
     assert not wrong, {i: results[i].message for i in sorted(wrong) if i in results}
@@ -132,9 +126,9 @@ def test_failure_flagged_reports_the_first_unflagged_command() -> None:
     assert r["bash.errors.failure_flagged"].reproducer == [{"command": "false"}]
 
 
-@BROKEN_RUN
-def test_timeout_failure_names_the_timeout(request: pytest.FixtureRequest) -> None:
-    r = subject_results("bash_no_timeout", request)
+@subject_group("bash_no_timeout")
+def test_timeout_failure_names_the_timeout() -> None:
+    r = subject_results("bash_no_timeout")
     assert f"{TIMEOUT:g}s timeout" in r["bash.timeout.returns_error_in_time"].message
     assert r["bash.timeout.session_usable_after"].outcome is Outcome.SKIP
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_bash_checks import BROKEN_RUN, subject_results
+from test_bash_checks import subject_group, subject_results
 
 from conformance import runner
 from conformance.reproducers import describe_reproduced
@@ -44,18 +44,17 @@ def test_a_reproducer_that_reproduces_is_labelled_verified() -> None:
     assert all("mkdir" not in str(i) for i in r.reproducer)
 
 
-# The broken subjects' run against every bash check is test_bash_checks' (the same worker runs
-# both: its xdist group); bash_no_timeout's alone is 20 s of waiting for the timeout, twice.
-@BROKEN_RUN
+# Each subject's run against every bash check is test_bash_checks' (the same worker runs both:
+# its xdist group); bash_no_timeout's alone is 20 s of waiting for the timeout, twice.
 @pytest.mark.parametrize(("name", "check"), [
-    pytest.param(name, check) for name, check in (
+    pytest.param(name, check, marks=subject_group(name)) for name, check in (
         ("bash_no_timeout", "bash.timeout.returns_error_in_time"),  # on time: no answer again
         ("bash_restart_noop", "bash.restart.clears_state"),  # pids: the same things kept
         ("bash_never_flags", "bash.errors.failure_flagged"),
         ("bash_drops_partial_line", "bash.output.partial_last_line"))])
 def test_reproducers_resting_on_time_or_pids_are_judged_by_what_matters(
-        name: str, check: str, request: pytest.FixtureRequest) -> None:
-    r = subject_results(name, request)[check]
+        name: str, check: str) -> None:
+    r = subject_results(name)[check]
     assert r.outcome is Outcome.FAIL and r.reproduced == VERIFIED, (r.message, r.reproduced)
 
 
