@@ -65,8 +65,9 @@ def test_every_must_check_has_a_broken_subject() -> None:
 # (one run of every subject was a single 200 s test, issue 21). Runs of three subjects at once,
 # whose waits overlap, were tried: 89 s for this file alone at -n 4 against 97, but 82 CPU-s
 # against 69 (the harness's threads contend), so not kept. One run of all 25 again, with cheaper
-# process tables: 87 s and 48 CPU-s idle against 286 s and 36 CPU-s one by one, but the whole
-# suite on fresh clones took 436 and 442 s (712 and 720 CPU-s) against 414 s (641): not kept. A run is kept for the other tests of
+# process tables: 87 s and 48 CPU-s idle against 286 s and 36 CPU-s one by one. The whole
+# suite on fresh clones took 436 and 442 s with it and 414 and 460 s without: within the runs'
+# spread, so not kept (less CPU, and a test picked with -k runs only its own subject). A run is kept for the other tests of
 # the same subject (its xdist group): test_timeout_failure_names_the_timeout reads
 # bash_no_timeout's instead of waiting 20 s for its own.
 NAMES = sorted(TARGETS)
