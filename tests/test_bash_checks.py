@@ -67,9 +67,10 @@ def test_every_must_check_has_a_broken_subject() -> None:
 # against 69 (the harness's threads contend), so not kept. One run of all 25 again, with cheaper
 # process tables: 87 s and 48 CPU-s idle against 286 s and 36 CPU-s one by one. The whole
 # suite on fresh clones took 436 and 442 s with it and 414 and 460 s without: within the runs'
-# spread, so not kept (less CPU, and a test picked with -k runs only its own subject). A run is kept for the other tests of
-# the same subject (its xdist group): test_timeout_failure_names_the_timeout reads
-# bash_no_timeout's instead of waiting 20 s for its own.
+# spread, so not kept (less CPU, and a test picked with -k runs only its own subject). A run is
+# kept for the other tests of the same subject (its xdist group):
+# test_timeout_failure_names_the_timeout reads bash_no_timeout's instead of waiting 20 s for its
+# own.
 NAMES = sorted(TARGETS)
 _RESULTS: dict[str, dict[str, CheckResult]] = {}
 

@@ -70,10 +70,12 @@ def read_proc(pid: int, name: str) -> bytes:
         os.close(fd)
 
 
-def children(pid: int) -> list[int]:
-    """The pids of ``pid``'s children (of its main thread; none where they cannot be read)."""
+def children(pid: int, tid: int | None = None) -> list[int]:
+    """The pids of the children of ``pid``'s thread ``tid`` (default its main thread: a child
+    belongs to the thread that forked it); none where they cannot be read."""
     try:
-        return [int(c) for c in read_proc(pid, f"task/{pid}/children").split()]
+        return [int(c) for c in read_proc(pid, f"task/{pid if tid is None else tid}/children")
+                .split()]
     except (OSError, ValueError):
         return []
 
@@ -86,10 +88,10 @@ def _read_cmdline(pid: int) -> str:
     return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
 
 
-def _read_stat(pid: int, since: int | None = None) -> ProcInfo | None:
-    """``pid``'s entry (None: gone, unreadable, or started before ``since``, in clock ticks).
-    One read of ``stat`` and the fields up to the start time only: a process table reads every
-    process's (a table of 185 processes cost 3.7 ms of CPU, parsed in full; issue 21)."""
+def _read_stat(pid: int) -> ProcInfo | None:
+    """``pid``'s entry (None: gone or unreadable). One read of ``stat`` and the fields up to the
+    start time only: a process table reads every process's (a table of 185 processes cost 3.7
+    ms of CPU, parsed in full; issue 21)."""
     try:
         fd = os.open(f"{PROC}/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -105,24 +107,20 @@ def _read_stat(pid: int, since: int | None = None) -> ProcInfo | None:
     if len(rest) < 20:
         return None
     try:
-        start = int(rest[19])
-        if since is not None and start < since:
-            return None
         return ProcInfo(pid, int(rest[1]), int(rest[2]), rest[0].decode("ascii", "replace"),
-                        None, start)
+                        None, int(rest[19]))
     except ValueError:
         return None
 
 
-def process_table(since: int | None = None) -> dict[int, ProcInfo]:
-    """Every live (non-zombie) process visible to us, by pid; with ``since`` (start time in
-    clock ticks, :attr:`ProcInfo.start`) only those started then or later."""
+def process_table() -> dict[int, ProcInfo]:
+    """Every live (non-zombie) process visible to us, by pid."""
     table: dict[int, ProcInfo] = {}
     if not processes_supported():
         return table
     for name in os.listdir(PROC):
         if name.isdigit():
-            info = _read_stat(int(name), since)
+            info = _read_stat(int(name))
             if info is not None and info.state not in ("Z", "X"):
                 table[info.pid] = info
     return table
@@ -177,27 +175,19 @@ def _children_files() -> bool:
 
 
 def _thread_children(pid: int) -> list[int]:
-    """The children of every thread of ``pid`` (a child belongs to the thread that forked it)."""
+    """The children of every thread of ``pid`` (:func:`children` of each)."""
     try:
         threads = os.listdir(f"{PROC}/{pid}/task")
     except OSError:  # gone
         return []
-    out: list[int] = []
-    for tid in threads:
-        try:
-            out += [int(c) for c in read_proc(pid, f"task/{tid}/children").split()]
-        except (OSError, ValueError):  # the thread is gone
-            continue
-    return out
+    return [c for tid in threads for c in children(pid, int(tid))]
 
 
 def children_of(pid: int) -> list[int]:
     """The pids of ``pid``'s children (zombies included)."""
-    try:
-        return [int(c) for c in (PROC / str(pid) / "task" / str(pid) / "children").read_text()
-                .split()]
-    except (OSError, ValueError):  # no CONFIG_PROC_CHILDREN: scan the table
-        return [p.pid for p in process_table().values() if p.ppid == pid]
+    if _children_files():
+        return children(pid)
+    return [p.pid for p in process_table().values() if p.ppid == pid]  # no CONFIG_PROC_CHILDREN
 
 
 def group_members(pgrp: int, table: dict[int, ProcInfo] | None = None) -> list[ProcInfo]:
