@@ -16,7 +16,12 @@ if str(ROOT) not in sys.path:
 
 from scripts import layers  # noqa: E402
 
-FLOORS = layers.measure(ROOT / "conformance")
+
+@pytest.fixture(scope="module")
+def floors() -> layers.Floors:
+    """Measured once, by the worker that runs these tests (not at collection: every pytest-xdist
+    worker collects this module, and the measure is ~1.3 CPU-s; issue 21)."""
+    return layers.measure(ROOT / "conformance")
 
 
 def _where(imports: object) -> str:
@@ -24,31 +29,31 @@ def _where(imports: object) -> str:
                      for i in imports)  # type: ignore[attr-defined]
 
 
-def test_every_unit_stands_on_a_floor() -> None:
-    assert FLOORS.unplaced == (), (
-        f"{FLOORS.unplaced}: give each a floor in scripts/layers.py FLOORS and docs/architecture.md")
+def test_every_unit_stands_on_a_floor(floors: layers.Floors) -> None:
+    assert floors.unplaced == (), (
+        f"{floors.unplaced}: give each a floor in scripts/layers.py FLOORS and docs/architecture.md")
 
 
-def test_no_import_runs_upward() -> None:
-    assert len(FLOORS.upward) == 0, f"upward imports: {_where(FLOORS.upward)}"
+def test_no_import_runs_upward(floors: layers.Floors) -> None:
+    assert len(floors.upward) == 0, f"upward imports: {_where(floors.upward)}"
 
 
-def test_no_import_cycles() -> None:
-    assert FLOORS.cycles == (), f"files importing each other in a circle: {FLOORS.cycles}"
-    assert FLOORS.knots == (), f"units importing each other in a circle: {FLOORS.knots}"
+def test_no_import_cycles(floors: layers.Floors) -> None:
+    assert floors.cycles == (), f"files importing each other in a circle: {floors.cycles}"
+    assert floors.knots == (), f"units importing each other in a circle: {floors.knots}"
 
 
-def test_only_the_cli_imports_the_cli() -> None:
-    bad = [i for i in FLOORS.imports if layers.unit_of(i.target) == "cli"
+def test_only_the_cli_imports_the_cli(floors: layers.Floors) -> None:
+    bad = [i for i in floors.imports if layers.unit_of(i.target) == "cli"
            and layers.unit_of(i.source) != "cli"]
     assert not bad, _where(bad)
 
 
 @pytest.mark.parametrize("unit", ["errors", "catalog", "results", "session", "subjects",
                                   "properties"])
-def test_the_lower_floors_import_nothing_above_them(unit: str) -> None:
+def test_the_lower_floors_import_nothing_above_them(unit: str, floors: layers.Floors) -> None:
     floor = layers.FLOOR_OF[unit]
-    bad = [i for i in FLOORS.imports if layers.unit_of(i.source) == unit
+    bad = [i for i in floors.imports if layers.unit_of(i.source) == unit
            and (t := layers.unit_of(i.target)) and t != unit and layers.FLOOR_OF[t] > floor]
     assert not bad, _where(bad)
 

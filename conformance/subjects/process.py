@@ -44,6 +44,7 @@ from conformance.subjects.isolation import (
     process_table,
     processes_supported,
     still_alive,
+    subtree_table,
 )
 from conformance.subjects.launch import Confinement, SubjectStartError, launch
 from conformance.subjects.timing import Miss, Patience, process_starvation, record
@@ -474,7 +475,7 @@ class ProcessSession:
         self._closed = True
         tracked: list[ProcInfo] = []
         if processes_supported():
-            table = process_table()
+            table = self._table()
             tracked = descendants(self.proc.pid, table) + group_members(self.pgid, table)
             # Daemons (double fork + setsid) left the tree and the group: found by environment.
             tracked += case_processes(self._markers(), [], since=self._leader_start, table=table)
@@ -506,7 +507,7 @@ class ProcessSession:
             # subject is forked, as _orphans needs.
             server = self._fork_server
             with server.lock if server is not None else contextlib.nullcontext():
-                table = process_table()
+                table = self._table()
             seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs(),
                                                             since=self._leader_start, table=table))
             seen.update((p.pid, p) for p in self._orphans(table))
@@ -521,6 +522,18 @@ class ProcessSession:
         self._remove_sandbox()
         with _live_lock:
             _live.discard(self)
+
+    def _table(self) -> dict[int, ProcInfo]:
+        """The processes a close looks through for what the subject left: for a forked subject
+        the fork server's tree (a subreaper: nothing its subjects start can leave it, daemons
+        included), else the machine's whole table (issue 21: reading every process's ``stat``
+        at each close was the harness's largest cost per case on a busy machine)."""
+        server = self._fork_server
+        if server is not None and server.proc is not None:
+            table = subtree_table(server.proc.pid)
+            if table is not None:
+                return table
+        return process_table()
 
     def host_pid(self, pid: int) -> int | None:
         """The harness's pid of the subject's process ``pid`` as the subject sees it (in the
