@@ -191,6 +191,56 @@ def test_descendants_and_still_alive() -> None:
     assert still_alive(kids, wait=2.0) == []
 
 
+#: A subreaper (as the fork server is) whose child double-forks a daemon and exits: the daemon
+#: is re-parented to the subreaper. It prints the daemon's pid, then waits.
+SUBREAPER = """
+import ctypes, os, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    os.write(w, str(pid).encode())
+    os._exit(0)
+print(os.read(r, 32).decode(), flush=True)
+time.sleep(60)
+"""
+
+
+@needs_proc
+def test_the_subtree_of_a_subreaper_holds_the_daemons_below_it() -> None:
+    """What a forked subject's close reads instead of the whole process table (issue 21): the
+    fork server's tree, where a double-forked daemon of a subject lands."""
+    from conformance.subjects.isolation import process_table, subtree_table
+
+    p = subprocess.Popen([sys.executable, "-c", SUBREAPER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        daemon = int(p.stdout.readline())
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the daemon's parent exits: re-parented to p
+            mine = subtree_table(p.pid)
+            if mine is None:
+                pytest.skip("a kernel without /proc/PID/task/TID/children")
+            if daemon in mine and mine[daemon].ppid == p.pid:
+                break
+            time.sleep(0.02)
+        assert daemon in mine and mine[daemon].ppid == p.pid, mine
+        assert set(mine) == {p.pid, daemon}  # the subreaper and its tree, nothing else
+        whole = process_table()
+        assert {q.pid for q in descendants(p.pid, whole)} == {daemon}
+        assert (mine[daemon].pid, mine[daemon].start) == (whole[daemon].pid, whole[daemon].start)
+    finally:
+        for q in descendants(p.pid):
+            os.kill(q.pid, 9)
+        p.kill()
+        p.wait()
+    assert subtree_table(p.pid) == {}  # gone: an empty tree, not an error
+
+
 def test_deadline_and_grace() -> None:
     assert Deadline(None).remaining() is None and not Deadline(None).expired
     assert Deadline(0).expired
