@@ -526,14 +526,15 @@ class ProcessSession:
     def _table(self) -> dict[int, ProcInfo]:
         """The processes a close looks through for what the subject left: for a forked subject
         the fork server's tree (a subreaper: nothing its subjects start can leave it, daemons
-        included), else the machine's whole table (issue 21: reading every process's ``stat``
-        at each close was the harness's largest cost per case on a busy machine)."""
+        included), for a sandboxed command its ``bwrap``'s (its own PID namespace: the same),
+        else the machine's whole table, where an orphan lands below init (issue 21: reading
+        every process's ``stat`` at each close was the harness's largest cost per case on a
+        busy machine)."""
         server = self._fork_server
-        if server is not None and server.proc is not None:
-            table = subtree_table(server.proc.pid)
-            if table is not None:
-                return table
-        return process_table()
+        root = (server.proc.pid if server is not None and server.proc is not None
+                else self.proc.pid if self._box.active else None)
+        table = subtree_table(root) if root is not None else None
+        return process_table() if table is None else table
 
     def host_pid(self, pid: int) -> int | None:
         """The harness's pid of the subject's process ``pid`` as the subject sees it (in the
