@@ -21,6 +21,7 @@ edit one in memory).
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
 import os
@@ -100,6 +101,13 @@ def default_fixtures_root() -> Path:
     env = os.environ.get("TOOLUSE_FIXTURES")
     if env:
         return Path(env)
+    return _shipped_fixtures()
+
+
+@functools.cache
+def _shipped_fixtures() -> Path:
+    """Where the corpus was installed: found once per process (a scenario of the loop checks
+    asked for it at every load: 5% of their CPU, issue 21)."""
     packaged = importlib.resources.files(__package__ or "simulator") / "fixtures"
     if isinstance(packaged, Path) and packaged.is_dir():
         return packaged
