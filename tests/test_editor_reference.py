@@ -156,3 +156,15 @@ def test_undo_of_a_create_as_created_is_the_created_text() -> None:
         assert outcome is not None, (tool_input, after)
         model.commit(path, outcome)
     assert model.files.get(path) in (None, b"")
+
+
+@given(st.binary(max_size=40), st.binary(max_size=40), st.binary(max_size=8))
+def test_the_first_difference_of_two_byte_strings(common: bytes, a: bytes, b: bytes) -> None:
+    """What the editor.bytes checks locate an edit by (a halving search, issue 21): the index
+    of the first differing byte, or the shorter one's length."""
+    from conformance.checks.editor_bytes import _first_difference
+
+    x, y = common + a, common + b
+    pairs = enumerate(zip(x, y, strict=False))
+    want = next((k for k, (p, q) in pairs if p != q), min(len(x), len(y)))
+    assert _first_difference(x, y) == want == _first_difference(y, x)
