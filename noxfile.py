@@ -40,11 +40,14 @@ def bytecode_env(session: nox.Session) -> dict[str, str | None]:
 def tests(session: nox.Session) -> None:
     """The project's own tests."""
     session.install("-e", ".[test]")
-    # Four workers on a 2-core machine: about half of a test's time is spent waiting for a
-    # subject (a command past its timeout, a start-up, a restart), and other workers use the
-    # cores meanwhile (issue 21). benchmarks/project_tests.py measures the same arguments.
+    # Four workers on a 2-core machine: a test waits for its subjects (a command past its
+    # timeout, a start-up, a restart) while other workers use the cores; with four the machine
+    # is busy 1.8-2 cores for most of a run (process accounting; six were no faster, issue 21).
+    # benchmarks/project_tests.py measures the same steps.
     # --durations=30: the slowest tests in every log, so a run says where its time went.
     args = session.posargs or ["-n", "4", "-q", "--durations=30"]
+    # What every xdist worker imports, compiled once before they start (scripts/warm_imports.py)
+    session.run("python", "scripts/warm_imports.py", env=bytecode_env(session))
     session.run("pytest", *args, env=bytecode_env(session))
 
 
