@@ -146,15 +146,9 @@ def descendants(root: int, table: dict[int, ProcInfo] | None = None) -> list[Pro
     ``children`` file: a few reads of the subject's own processes, where a table reads every
     process of the machine (~2 ms for 185; issue 21). A kernel without those files: a table."""
     if table is None and _children_files():
-        found: list[ProcInfo] = []
-        todo = [root]
-        while todo:
-            for pid in _thread_children(todo.pop()):
-                info = _read_stat(pid)
-                if info is not None and info.state not in ("Z", "X"):
-                    found.append(info)
-                    todo.append(pid)
-        return found
+        found: dict[int, ProcInfo] = {}
+        _walk_down(root, found)
+        return list(found.values())
     table = process_table() if table is None else table
     children: dict[int, list[ProcInfo]] = {}
     for info in table.values():
@@ -183,6 +177,19 @@ def _thread_children(pid: int) -> list[int]:
     return [c for tid in threads for c in children(pid, int(tid))]
 
 
+def _walk_down(root: int, found: dict[int, ProcInfo]) -> None:
+    """Add the live processes below ``root`` not in ``found`` yet, and those below them, read
+    through each thread's ``children`` file (one known already is not descended into again)."""
+    todo = [root]
+    while todo:
+        for pid in _thread_children(todo.pop()):
+            if pid not in found:
+                info = _read_stat(pid)
+                if info is not None and info.state not in ("Z", "X"):
+                    found[pid] = info
+                    todo.append(pid)
+
+
 def subtree_table(root: int) -> dict[int, ProcInfo] | None:
     """A process table of ``root`` and what is below it, walked down its threads' ``children``
     files; None on a kernel without those files (read a whole :func:`process_table` then).
@@ -192,31 +199,17 @@ def subtree_table(root: int) -> dict[int, ProcInfo] | None:
     a forked subject reads this instead of the machine's whole table (every process's ``stat``:
     hundreds while a test suite runs; the most expensive thing a case did, issue 21). Processes
     re-parented to ``root`` during the walk are caught by reading ``root``'s children again
-    until nothing new appears."""
+    until nothing new appears (what is below them is walked then too)."""
     if not _children_files():
         return None
     table: dict[int, ProcInfo] = {}
     info = _read_stat(root)
     if info is not None and info.state not in ("Z", "X"):
         table[root] = info
-
-    def walk(pids: list[int]) -> None:
-        todo = list(pids)
-        while todo:
-            for pid in _thread_children(todo.pop()):
-                if pid not in table:
-                    child = _read_stat(pid)
-                    if child is not None and child.state not in ("Z", "X"):
-                        table[pid] = child
-                        todo.append(pid)
-
-    walk([root])
+    _walk_down(root, table)
     for _ in range(5):  # orphans re-parented to root while the tree was walked
-        late = [pid for pid in _thread_children(root) if pid not in table]
-        if not late:
-            break
         before = len(table)
-        walk([root])
+        _walk_down(root, table)
         if len(table) == before:
             break
     return table
