@@ -55,6 +55,13 @@ FORK_BOMB_PROCESSES = 128
 MAX_LINE = 64 * 1024 * 1024
 #: Characters of a subject's stderr quoted in a message (its end: where the exception is).
 STDERR_NOTE = 1500
+#: After reading less than this from a subject's stderr, its reader waits STDERR_PAUSE seconds
+#: so that what comes next gathers in the pipe: a subject printing small lines without end was
+#: read one line per wake-up, its reader thread taking a CPU of the harness (and the writer
+#: another); now at most 1/STDERR_PAUSE reads a second, and a writer faster than that blocks on
+#: the full pipe. A large write is read at once, without the pause.
+STDERR_BATCH = 16 * 1024
+STDERR_PAUSE = 0.01
 _EOF = object()
 #: A subject still running this many times the close grace after its input was closed is a fault
 #: (it would never exit); one that exits between the grace and this is a note.
@@ -234,6 +241,8 @@ class ProcessSession:
         try:
             while chunk := pipe.read1(65536):
                 self._stderr.append(chunk)
+                if len(chunk) < STDERR_BATCH:
+                    time.sleep(STDERR_PAUSE)
         except (OSError, ValueError):
             pass
         _close_quietly(pipe)
