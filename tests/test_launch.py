@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import shlex
@@ -78,31 +79,37 @@ def test_a_program_that_is_not_there_is_a_start_error_that_leaves_nothing(tmp_pa
     assert list(tmp_path.iterdir()) == []
 
 
-def _modules() -> list[tuple[Path, ast.AST]]:
-    return [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(PACKAGE.rglob("*.py"))]
+@functools.cache
+def _modules() -> list[tuple[Path, list[ast.AST]]]:
+    """Every module of the package and its nodes: parsed once per process for the tests below
+    (~1 CPU-s each time; issue 21)."""
+    return [(p, list(ast.walk(ast.parse(p.read_text(encoding="utf-8")))))
+            for p in sorted(PACKAGE.rglob("*.py"))]
 
 
 def test_no_module_writes_the_environment_of_tooluse_itself() -> None:
     """``os.environ[...] = ...`` / ``os.environ.update`` only in a forked child (the fork server's
     subject host), never in the harness (adapters run in the subject's process: not scanned)."""
     found = []
-    for path, tree in _modules():
+    for path, nodes in _modules():
         if "adapters" in path.parts:
             continue
-        for node in ast.walk(tree):
+        for node in nodes:
             targets = node.targets if isinstance(node, ast.Assign) else []
             writes = any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == "os.environ"
                          for t in targets)
-            calls = (isinstance(node, ast.Call) and ast.unparse(node.func) in (
-                "os.environ.update", "os.environ.setdefault", "os.putenv"))
+            calls = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                     and node.func.attr in ("update", "setdefault", "putenv")
+                     and ast.unparse(node.func) in (
+                         "os.environ.update", "os.environ.setdefault", "os.putenv"))
             if writes or calls:
                 found.append(str(path.relative_to(ROOT)))
     assert found == ["conformance/subjects/forkserver.py"], found
 
 
 def test_only_the_launch_and_the_sandbox_know_about_bubblewrap() -> None:
-    found = sorted({str(p.relative_to(ROOT)) for p, tree in _modules()
-                    for node in ast.walk(tree)
+    found = sorted({str(p.relative_to(ROOT)) for p, nodes in _modules()
+                    for node in nodes
                     if isinstance(node, ast.Attribute) and node.attr in (
                         "wrap", "base_options", "shim_argv", "decoy_options", "overlay_options")
                     and ast.unparse(node.value).endswith("sandbox")})
