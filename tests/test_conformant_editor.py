@@ -2,8 +2,8 @@
 
 Each is the reference editor with one convention the docs leave open (issue 13, point 1): a
 split-lines ``insert``, a phantom empty last line, error texts of its own. A MUST failure here is
-a false failure of the suite. The model-based check is tested apart (its owner makes it accept
-these conventions).
+a false failure of the suite. The model-based check runs on them here too, as the runner runs it
+(its owner, tests/test_stateful_editor.py, makes it accept these conventions).
 """
 
 from __future__ import annotations
@@ -94,10 +94,20 @@ def test_conformant_editor_passes_every_should_check(case: tuple[Conformant, str
     assert should == {}, f"{c.cls.CONVENTION}: false SHOULD failures"  # type: ignore[attr-defined]
 
 
+#: What the model check says it saw, for the editors whose convention it names.
+MODEL_OBSERVED = {"SplitLinesInsert": "split on \\n"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_conformant_editor_passes_the_model_check(case: tuple[Conformant, str]) -> None:
+    """The check as the runner runs it (its fixed number of examples). This is also where the
+    unusual conformant editors' model runs live: tests/test_stateful_editor.py ran them a second
+    time with more examples (60 against 40; ~10 CPU-s of the suite's, issue 21)."""
     c, tool_type = case
-    assert _failures(c, tool_type, ids={MODEL_CHECK}) == {}
+    out = run_checks(c.factory(tool_type), tool_type, ids={MODEL_CHECK})[MODEL_CHECK]
+    assert out.failure is None, out.failure.message[:300]
+    if c.name in MODEL_OBSERVED:
+        assert MODEL_OBSERVED[c.name] in out.observed, out.observed
 
 
 @pytest.mark.parametrize(("name", "check_id", "observed"), [

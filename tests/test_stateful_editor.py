@@ -85,24 +85,6 @@ def test_reference_editor_passes_through_the_runner(tmp_path: Path) -> None:
     assert "insert of a new_str ending in \\n: inserted as written" in r.observed
 
 
-CONFORMANT = [
-    ("editor_split_lines.py", "SplitLinesInsert", "split on \\n"),
-    ("editor_phantom_line.py", "PhantomLastLine", None),
-    ("editor_own_error_texts.py", "OwnErrorTexts", None),
-]
-
-
-@pytest.mark.parametrize("tool_type", ["text_editor_20250124", "text_editor_20250728"])
-@pytest.mark.parametrize("module,name,convention", CONFORMANT)
-def test_unusual_conformant_editors_pass(module: str, name: str, convention: str | None,
-                                         tool_type: str, tmp_path: Path) -> None:
-    cls = _load(HERE / "conformant" / module, name)
-    report = _explore(cls, tool_type, tmp_path, max_examples=60)
-    assert report.findings == [], report.findings[0]
-    if convention:
-        assert convention in report.observed
-
-
 def test_phantom_last_line_is_reported(tmp_path: Path) -> None:
     cls = _load(HERE / "conformant" / "editor_phantom_line.py", "PhantomLastLine")
     report = _explore(cls, "text_editor_20250429", tmp_path, max_examples=80)
