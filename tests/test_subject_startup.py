@@ -186,3 +186,34 @@ def test_a_run_on_surrogate_text_writes_its_reports(tmp_path: Path) -> None:
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-2000:]
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))["results"]
     assert results and not [r for r in results if r["outcome"] == "error"], results
+
+
+def test_a_trickle_of_stderr_lines_is_read_in_batches_and_kept_whole() -> None:
+    """A subject printing short lines to stderr without end is read in batches (the reader
+    pauses after a small read; one wake-up per line took a CPU of the harness, issue 21), and
+    nothing is lost: every line arrives, in order, up to the end of file."""
+    import io
+    import os
+    import threading
+    from collections import deque
+
+    from conformance.subjects.process import gather_stderr
+
+    read_fd, write_fd = os.pipe()
+    lines = [f"line {i}\n".encode() for i in range(60)]
+
+    def trickle() -> None:
+        with os.fdopen(write_fd, "wb", buffering=0) as w:
+            for line in lines:
+                w.write(line)
+                time.sleep(0.002)  # slower than an unpaced reader, faster than a paced one
+
+    writer = threading.Thread(target=trickle)
+    writer.start()
+    chunks: deque[bytes] = deque(maxlen=64)
+    gather_stderr(io.BufferedReader(io.FileIO(read_fd, "rb")), chunks)  # returns at EOF
+    writer.join()
+    assert b"".join(chunks) == b"".join(lines)
+    # One read per line unpaced; paced, ~0.12 s of writing in 10 ms pauses is ~12 reads (a
+    # loaded machine only makes the reads fewer and larger).
+    assert len(chunks) <= len(lines) // 2, len(chunks)

@@ -238,14 +238,7 @@ class ProcessSession:
         _close_quietly(pipe)
 
     def _read_stderr(self, pipe: Any) -> None:
-        try:
-            while chunk := pipe.read1(65536):
-                self._stderr.append(chunk)
-                if len(chunk) < STDERR_BATCH:
-                    time.sleep(STDERR_PAUSE)
-        except (OSError, ValueError):
-            pass
-        _close_quietly(pipe)
+        gather_stderr(pipe, self._stderr)
 
     @property
     def stderr_tail(self) -> str:
@@ -667,6 +660,19 @@ def _wait_exit(proc: Any, wait: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
+
+
+def gather_stderr(pipe: Any, chunks: deque[bytes]) -> None:
+    """Read a subject's stderr into ``chunks`` (a bounded deque: its end is kept) until end of
+    file, then close it. Small reads are paced (STDERR_BATCH, STDERR_PAUSE)."""
+    try:
+        while chunk := pipe.read1(65536):
+            chunks.append(chunk)
+            if len(chunk) < STDERR_BATCH:
+                time.sleep(STDERR_PAUSE)
+    except (OSError, ValueError):
+        pass
+    _close_quietly(pipe)
 
 
 def _close_quietly(pipe: Any) -> None:
