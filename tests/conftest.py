@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,16 +19,19 @@ def shared_dir() -> Path:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that needs ``../shared`` (the ``shared_dir`` fixture, directly or through
     another fixture) carries the ``shared`` marker: ``-m 'not shared'`` deselects them all.
 
     For ``pytest -n 2`` (``--dist loadgroup --no-loadscope-reorder``, pyproject's addopts; issue
     21): the tests that share a module-scoped fixture form one xdist group, so the fixture (a
-    whole run of subjects, say) is built on one worker instead of on each; and the longest tests
-    come first (:func:`_expected_seconds`), so that no long test starts last while the other workers
-    have nothing left to do.
+    whole run of subjects, say) is built on one worker instead of on each; and the order of the
+    long tests is tests/scheduling.py's: longest first (:func:`_expected_seconds`), so that no
+    long test starts last while the other workers have nothing left to do, and those that wait
+    on deadlines spread out among the busy ones.
     """
+    from scheduling import Unit, order
+
     for item in items:
         if "shared_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.shared)
@@ -38,38 +42,57 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A group runs on one worker, as one unit: it is scheduled by the time of all its tests.
     unit = {item.nodeid: _group_of(item) or item.nodeid for item in items}
     seconds: dict[str, float] = {}
+    cpu: dict[str, float | None] = {}
+    wall: dict[str, float] = {}
     for item in items:
         u = unit[item.nodeid]
         seconds[u] = seconds.get(u, 0.0) + _expected_seconds(item, recorded)
-    items.sort(key=lambda item: -seconds[unit[item.nodeid]])  # stable: otherwise in file order
+        took, used = recorded.get(item.nodeid, (0.0, None))  # a short test has no record
+        wall[u] = wall.get(u, 0.0) + took
+        cpu[u] = cpu.get(u) if used is None else (cpu.get(u) or 0.0) + used
+    units = [Unit(u, seconds[u], cpu[u], wall[u]) for u in dict.fromkeys(unit.values())]
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    rank = {key: i for i, key in enumerate(order(units, workers))}
+    items.sort(key=lambda item: rank[unit[item.nodeid]])  # stable: a group's tests in file order
 
 
-#: Seconds each long test took in a whole run (``pytest -n 4``, idle; nodeid -> seconds of
-#: setup, call and teardown): the order the tests are handed to the workers, longest first (the
-#: longest-processing-time rule; a long test started last ran alone for a minute at the end of a
-#: run, issue 21). Tests absent from it count as short. ``TOOLUSE_STORE_DURATIONS=FILE`` writes
-#: a new one from a run (tests that took 1 s or more).
+#: Seconds each long test took in a whole run (``pytest -n 4``, idle; nodeid -> ``[seconds,
+#: CPU seconds]`` of setup, call and teardown; a bare number is seconds alone): the order the
+#: tests are handed to the workers (tests/scheduling.py: longest first, the longest-processing-
+#: time rule, as a long test started last ran alone for a minute at the end of a run; and busy
+#: tests mixed with waiting ones; issue 21). Tests absent from it count as short.
+#: ``TOOLUSE_STORE_DURATIONS=FILE`` writes a new one from a run (tests that took 1 s or more).
 DURATIONS = Path(__file__).resolve().parent / "durations.json"
 #: Shorter tests are not recorded (the file stays small; their order does not matter).
 DURATION_FLOOR = 1.0
 
 
-def _recorded_durations() -> dict[str, float]:
+def _recorded_durations() -> dict[str, tuple[float, float | None]]:
+    """nodeid -> (seconds, CPU seconds or None)."""
     import json
 
     try:
         data = json.loads(DURATIONS.read_text())
     except (OSError, ValueError):
         return {}
-    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, tuple[float, float | None]] = {}
+    for k, v in data.items():
+        if isinstance(v, (int, float)):
+            out[str(k)] = (float(v), None)
+        elif isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
+            out[str(k)] = (float(v[0]), float(v[1]))
+    return out
 
 
-def _expected_seconds(item: pytest.Item, recorded: dict[str, float]) -> float:
+def _expected_seconds(item: pytest.Item,
+                      recorded: dict[str, tuple[float, float | None]]) -> float:
     """The recorded time, or a ``slow`` test's own estimate (``@pytest.mark.slow(55)``: about
     55 s idle), whichever is longer; 0 for a short test."""
     mark = item.get_closest_marker("slow")
     estimate = float(mark.args[0]) if mark is not None and mark.args else 0.0
-    return max(recorded.get(item.nodeid, 0.0), estimate)
+    return max(recorded.get(item.nodeid, (0.0, None))[0], estimate)
 
 
 def _group_of(item: pytest.Item) -> str | None:
@@ -82,13 +105,47 @@ def _group_of(item: pytest.Item) -> str | None:
 #: ``TOOLUSE_STORE_DURATIONS``: the file a run writes its durations to (read once, here).
 STORE_DURATIONS = os.environ.get("TOOLUSE_STORE_DURATIONS")
 _STORED: dict[str, float] = {}
+_STORED_CPU: dict[str, float] = {}
+#: The user property a worker reports each test's CPU seconds in (its teardown report).
+CPU_PROPERTY = "tooluse_cpu_seconds"
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of the children it has reaped."""
+    import resource
+
+    own, reaped = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if STORE_DURATIONS:
+        item.stash[_CPU_AT_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """With ``TOOLUSE_STORE_DURATIONS``: the test's CPU seconds, setup to teardown, go with its
+    teardown report (a user property: pytest-xdist sends it from the worker)."""
+    if STORE_DURATIONS and call.when == "teardown" and _CPU_AT_START in item.stash:
+        item.user_properties.append((CPU_PROPERTY,
+                                     round(_cpu_seconds() - item.stash[_CPU_AT_START], 2)))
+    yield
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """With ``TOOLUSE_STORE_DURATIONS``: add up each test's setup, call and teardown."""
+    """With ``TOOLUSE_STORE_DURATIONS``: add up each test's setup, call and teardown, and its
+    CPU seconds."""
     if STORE_DURATIONS:
         nodeid = _without_group(report.nodeid)
         _STORED[nodeid] = _STORED.get(nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            for key, value in report.user_properties:
+                if key == CPU_PROPERTY:
+                    _STORED_CPU[nodeid] = float(value)
 
 
 def _without_group(nodeid: str) -> str:
@@ -200,8 +257,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import tempfile
 
     if STORE_DURATIONS and _STORED and not hasattr(session.config, "workerinput"):  # controller
-        long = {k: round(v, 1) for k, v in sorted(_STORED.items()) if v >= DURATION_FLOOR}
-        Path(STORE_DURATIONS).write_text(json.dumps(long, indent=0, sort_keys=True) + "\n")
+        long = {k: [round(v, 1), round(_STORED_CPU[k], 1)] if k in _STORED_CPU else round(v, 1)
+                for k, v in sorted(_STORED.items()) if v >= DURATION_FLOOR}
+        lines = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in long.items())
+        Path(STORE_DURATIONS).write_text("{\n" + lines + "\n}\n")  # one test a line
 
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)
