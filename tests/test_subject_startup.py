@@ -21,7 +21,7 @@ from conformance.catalog import Check, Severity
 from conformance.results import Outcome
 from conformance.session import ToolSession
 from conformance.subjects import command_subject, factory_subject
-from conformance.subjects.process import ProcessSession, readiness_input
+from conformance.subjects.process import readiness_input
 from simulator.sources import protocol
 
 HOSTILE = Path(__file__).resolve().parent / "hostile" / "subjects.py"
@@ -114,13 +114,15 @@ CRASH = ("import sys\nsys.stdin.readline()\n"
 def test_a_crash_is_reported_with_the_end_of_its_stderr(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A reader thread that lags behind (a busy machine): the message still waits for the end.
-    read = ProcessSession._read_stderr
+    from conformance.subjects import process
 
-    def lagging(self: ProcessSession, pipe: Any) -> None:
+    read = process.gather_stderr
+
+    def lagging(pipe: Any, chunks: Any) -> None:
         time.sleep(0.5)
-        read(self, pipe)
+        read(pipe, chunks)
 
-    monkeypatch.setattr(ProcessSession, "_read_stderr", lagging)
+    monkeypatch.setattr(process, "gather_stderr", lagging)
     s = python_command(CRASH).open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), timeout=2)
     try:
         r = s.call({"command": "x"})

@@ -207,7 +207,8 @@ class ProcessSession:
         self._lines: queue.Queue[Any] = queue.Queue()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True).start()
-        self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
+        self._stderr_reader = threading.Thread(target=gather_stderr,
+                                               args=(self.proc.stderr, self._stderr),
                                                daemon=True)
         self._stderr_reader.start()
 
@@ -236,9 +237,6 @@ class ProcessSession:
             pass
         self._lines.put(_EOF)
         _close_quietly(pipe)
-
-    def _read_stderr(self, pipe: Any) -> None:
-        gather_stderr(pipe, self._stderr)
 
     @property
     def stderr_tail(self) -> str:
