@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 _from_json: Callable[[bytes], Any] | None
 try:  # the Rust JSON parser the anthropic SDK depends on: about 1.6x json.loads on request bodies
@@ -24,8 +25,12 @@ class SimRequest:
     path: str
     #: Header names are lower-cased.
     headers: dict[str, str] = field(default_factory=dict)
+    #: The last value of each query parameter (what most endpoints read).
     query: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    #: Every value, in order, of each query parameter sent more than once: the SDK sends a list
+    #: parameter as ``types[]=a&types[]=b`` (:meth:`query_values` reads both).
+    repeated: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.headers = {k.lower(): v for k, v in self.headers.items()}
@@ -33,13 +38,25 @@ class SimRequest:
 
     @classmethod
     def lowered(cls, method: str, path: str, headers: dict[str, str], query: dict[str, str],
-                body: bytes) -> SimRequest:
+                body: bytes, repeated: dict[str, list[str]] | None = None) -> SimRequest:
         """A request whose header names are lower case and method upper case already (what a
         transport builds): no second pass over them."""
         self = cls.__new__(cls)
         self.method, self.path, self.headers, self.query, self.body = \
             method, path, headers, query, body
+        self.repeated = repeated or {}
         return self
+
+    def query_values(self, name: str) -> list[str]:
+        """Every value of the query parameter ``name``, in the order sent ([] when absent)."""
+        if name in self.repeated:
+            return list(self.repeated[name])
+        return [self.query[name]] if name in self.query else []
+
+    def query_record(self) -> dict[str, str | list[str]]:
+        """The query as a log or a reproducer shows it: a parameter sent more than once has all
+        its values, in order."""
+        return {**self.query, **{k: list(v) for k, v in self.repeated.items()}}
 
     def json(self) -> Any:
         """The body parsed as JSON (raises ValueError on broken JSON), as ``json.loads`` parses
@@ -51,6 +68,19 @@ class SimRequest:
             except ValueError:
                 pass
         return json.loads(self.body.decode("utf-8"))
+
+
+def parse_query(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A query string as :class:`SimRequest` holds it: the last value of each parameter, and
+    every value of each parameter sent more than once (blank values kept)."""
+    pairs = parse_qsl(text, keep_blank_values=True)
+    query = dict(pairs)
+    if len(query) == len(pairs):
+        return query, {}
+    repeated: dict[str, list[str]] = {}
+    for k, v in pairs:
+        repeated.setdefault(k, []).append(v)
+    return query, {k: v for k, v in repeated.items() if len(v) > 1}
 
 
 #: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.

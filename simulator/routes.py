@@ -131,7 +131,7 @@ class MessageThreads:
             return invalid_request(f"thread.type must be 'create' or 'continue', got {kind!r}")
         headers = {k: v for k, v in request.headers.items() if k != "content-length"}
         expanded = SimRequest(request.method, request.path, headers, dict(request.query),
-                              json.dumps(params).encode())
+                              json.dumps(params).encode(), dict(request.repeated))
         response = self.handler(expanded)
         if response.status != 200:
             return response

@@ -16,10 +16,9 @@ import socket
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl
 
 from .errors import api_error
-from .http import Handler, SimRequest, SimResponse
+from .http import Handler, SimRequest, SimResponse, parse_query
 from .wire import Dropped, body_chunks, is_lazy, next_chunk, response_headers
 
 Scope = MutableMapping[str, Any]
@@ -102,11 +101,11 @@ class ASGIApp:
             parts.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(parts)
+        query, repeated = parse_query(scope["query_string"].decode("latin-1"))
         request = SimRequest(
             method=scope["method"], path=scope["path"],
             headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
-            query=dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)),
-            body=body)
+            query=query, body=body, repeated=repeated)
         threaded = self._is_threaded(request)
         resp: SimResponse = (await asyncio.to_thread(self._call, request, False) if threaded
                              else self._call(request, True))

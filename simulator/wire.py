@@ -11,12 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anyio
 import anyio.to_thread
 
-from .http import SimRequest, SimResponse
+from .http import SimRequest, SimResponse, parse_query
 
 DROPPED_MESSAGE = "peer closed connection without sending complete message body (simulated drop)"
 TIMED_OUT_MESSAGE = "The read operation timed out (simulated slow response)"
@@ -47,9 +46,8 @@ def sim_request(method: str | bytes, path: str | bytes, query: str | bytes,
         for k, v in headers:
             names[(k.decode("latin-1") if isinstance(k, bytes) else k).lower()] = \
                 v.decode("latin-1") if isinstance(v, bytes) else v
-    return SimRequest.lowered(
-        _text(method).upper(), _text(path), names,
-        dict(parse_qsl(_text(query), keep_blank_values=True)) if query else {}, body)
+    params, repeated = parse_query(_text(query)) if query else ({}, {})
+    return SimRequest.lowered(_text(method).upper(), _text(path), names, params, body, repeated)
 
 
 def response_headers(resp: SimResponse) -> list[tuple[str, str]]:

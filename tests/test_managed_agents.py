@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anthropic
 import httpx2
@@ -20,7 +19,7 @@ from anthropic.types.beta.sessions import BetaManagedAgentsSessionEvent
 from pydantic import TypeAdapter
 
 from simulator.clock import FakeClock
-from simulator.http import SimRequest
+from simulator.http import SimRequest, parse_query
 from simulator.managed_agents import ManagedAgentsSimulator, Scenario, scenario_from_events
 from simulator.managed_agents.stream import LiveEvents
 
@@ -38,8 +37,9 @@ TWO_THEN_ONE = Scenario.of("two-then-one",
 
 def _transport(sim: ManagedAgentsSimulator) -> httpx2.MockTransport:
     def handle(request: httpx2.Request) -> httpx2.Response:
-        sim_req = SimRequest(request.method, request.url.path, dict(request.headers),
-                             dict(parse_qsl(request.url.query.decode())), request.read())
+        query, repeated = parse_query(request.url.query.decode())
+        sim_req = SimRequest(request.method, request.url.path, dict(request.headers), query,
+                             request.read(), repeated)
         resp = sim(sim_req)
         return httpx2.Response(resp.status, headers=resp.headers, content=resp.body_bytes())
     return httpx2.MockTransport(handle)
@@ -135,6 +135,31 @@ def test_events_list_pages_with_next_page(sim: ManagedAgentsSimulator) -> None:
     assert status == 200 and len(page["data"]) == 2 and page["next_page"] == "2"
     ids = [e.id for e in sdk(sim).beta.sessions.events.list(session.id, limit=2)]
     assert len(ids) == len(sim.session(session.id).events) == len(set(ids))
+
+
+def test_events_list_keeps_every_type_the_sdk_sends(sim: ManagedAgentsSimulator) -> None:
+    """The SDK sends a list parameter as ``types[]=a&types[]=b`` (2.17's session runner reads
+    its history so): every type named is kept, not the last one alone."""
+    _, _, session = setup(sim)
+    kinds = ["agent.custom_tool_use", "session.status_idle"]
+    listed = [e.type for e in sdk(sim).beta.sessions.events.list(session.id, types=kinds)]
+    assert listed == ["agent.custom_tool_use", "agent.custom_tool_use", "session.status_idle"]
+    one = [e.type for e in sdk(sim).beta.sessions.events.list(session.id, types=kinds[1:])]
+    assert one == ["session.status_idle"]
+    # the worker checks' request log (and so a reproducer) shows both values
+    logged = [r.query for r in sim.store.log if r.path.endswith("/events")]
+    assert logged[0] == {"types[]": kinds}
+
+
+def test_a_query_parameter_sent_twice_keeps_both_values() -> None:
+    query, repeated = parse_query("types%5B%5D=a&limit=5&types%5B%5D=b&empty=")
+    assert query == {"types[]": "b", "limit": "5", "empty": ""}
+    assert repeated == {"types[]": ["a", "b"]}
+    request = SimRequest("GET", "/", {}, query, b"", repeated)
+    assert request.query_values("types[]") == ["a", "b"]
+    assert request.query_values("limit") == ["5"] and request.query_values("page") == []
+    assert request.query_record() == {"types[]": ["a", "b"], "limit": "5", "empty": ""}
+    assert parse_query("a=1&b=2") == ({"a": "1", "b": "2"}, {})
 
 
 @pytest.mark.parametrize("case", ["unknown", "twice", "not_a_result_block"])

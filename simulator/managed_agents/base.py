@@ -84,7 +84,7 @@ class Base:
         cred = auth[7:] if auth.lower().startswith("bearer ") else request.headers.get("x-api-key")
         with self.store.lock:
             rec = RequestRecord(self.store.now(), request.method, request.path,
-                                dict(request.query), body, resp.status,
+                                request.query_record(), body, resp.status,
                                 None if resp.is_stream else resp.body,
                                 request.headers.get("anthropic-worker-id"), cred,
                                 self.store.next_seq)
@@ -104,7 +104,7 @@ class Base:
         with self.store.lock:
             self.store.violations.append(Violation(
                 rule.id, message, {"method": request.method, "path": request.path,
-                                   "query": dict(request.query), "body": body}, rule.status))
+                                   "query": request.query_record(), "body": body}, rule.status))
             trim(self.store.violations, self.store.log_limit)
         resp = api_error(rule.status, None, message)
         if details is not None:

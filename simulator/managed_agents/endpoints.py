@@ -163,7 +163,10 @@ class SessionEndpoints(Base):
             raise _Refusal(api_error(400, None, "`limit` and `page` must be integers")) from None
         with self.store.lock:
             events = list(self._session_of(session).events)
-        types = {t for k, v in q.items() if k.startswith("types") for t in v.split(",") if t}
+        # `types[]=a&types[]=b` as the SDK sends a list (its session runner filters its history
+        # so), or one comma-separated `types`
+        types = {t for k in q if k.startswith("types") for v in request.query_values(k)
+                 for t in v.split(",") if t}
         if types:
             events = [e for e in events if e["type"] in types]
         if q.get("order") == "desc":

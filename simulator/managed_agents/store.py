@@ -38,7 +38,8 @@ class RequestRecord:
     at: datetime
     method: str
     path: str
-    query: dict[str, str]
+    #: A parameter sent more than once has all its values (SimRequest.query_record).
+    query: dict[str, str | list[str]]
     body: Any
     status: int
     response: Any
