@@ -22,6 +22,7 @@ from simulator.clock import FakeClock
 from simulator.http import SimRequest, parse_query
 from simulator.managed_agents import ManagedAgentsSimulator, Scenario, scenario_from_events
 from simulator.managed_agents.stream import LiveEvents
+from simulator.wire import sim_request
 
 EVENT = TypeAdapter(BetaManagedAgentsSessionEvent)
 ORDER_TOOL = {"type": "custom", "name": "get_order_status",
@@ -37,9 +38,9 @@ TWO_THEN_ONE = Scenario.of("two-then-one",
 
 def _transport(sim: ManagedAgentsSimulator) -> httpx2.MockTransport:
     def handle(request: httpx2.Request) -> httpx2.Response:
-        query, repeated = parse_query(request.url.query.decode())
-        sim_req = SimRequest(request.method, request.url.path, dict(request.headers), query,
-                             request.read(), repeated)
+        url = request.url  # as the simulator's own transports turn a request into a SimRequest
+        sim_req = sim_request(request.method, url.raw_path.split(b"?", 1)[0], url.query,
+                              request.headers.raw, request.read())
         resp = sim(sim_req)
         return httpx2.Response(resp.status, headers=resp.headers, content=resp.body_bytes())
     return httpx2.MockTransport(handle)
