@@ -1,9 +1,13 @@
 """The floors of ``conformance/`` hold (docs/architecture.md): nothing imports upward, no file
-imports another in a circle, nothing below the CLI imports it. Measured by scripts/layers.py from
-the source, function-level imports included."""
+imports another in a circle, nothing below the CLI imports it, the package's ``__init__`` imports
+nothing of it, and the docs table says what the code says. ``simulator/`` has no circles either.
+Measured by scripts/layers.py from the source, function-level imports and imports spelled as
+strings included; each kind of violation is planted in a copy of the real tree to watch the
+measure fail."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -95,3 +99,93 @@ def test_the_measure_finds_a_cycle_and_an_unplaced_unit(tmp_path: Path) -> None:
     found = layers.measure(root)
     assert found.cycles == (("conformance.reports.html", "conformance.reports.rerun"),)
     assert found.unplaced == ("gadgets",)
+
+
+def test_the_package_inits_import_nothing_of_their_package(floors: layers.Floors) -> None:
+    assert floors.from_root == (), _where(floors.from_root)
+
+
+def test_the_docs_table_says_the_floors_the_code_has() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert layers.floors_disagreeing(page) == []
+
+
+def test_the_simulator_has_no_circles() -> None:
+    found = layers.measure(ROOT / "simulator")
+    assert found.cycles == (), f"files importing each other in a circle: {found.cycles}"
+    assert found.knots == (), f"units importing each other in a circle: {found.knots}"
+    assert found.from_root == (), _where(found.from_root)
+    assert not any(i.target.startswith("conformance") for i in found.imports)
+
+
+def test_a_string_import_is_an_import(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "results.py": "",
+        "cli/__init__.py": "",
+        "subjects/__init__.py": (
+            "import importlib\n"
+            "def late():\n"
+            "    return importlib.import_module('conformance.cli')\n"
+            "def later():\n"
+            "    return __import__('conformance.cli')\n"
+            "def relative():\n"
+            "    return importlib.import_module('..cli', package=__name__)\n"),
+    })
+    found = layers.measure(root)
+    assert [(i.target, i.by_string) for i in found.upward] == [("conformance.cli", True)] * 3
+
+
+# Each kind of violation, planted in a copy of the real tree: the floor test must fail on it.
+PLANTS = {
+    "an import in the package's __init__": (
+        "conformance", "conformance/__init__.py", "\nfrom conformance import cli  # planted\n",
+        "from its __init__"),
+    "an import_module string running upward": (
+        "conformance", "conformance/results.py",
+        "\nimport importlib\n\ndef _planted():\n    return importlib.import_module('conformance.reports')\n",
+        "upward: conformance/results.py"),
+    "an __import__ string running upward": (
+        "conformance", "conformance/catalog.py",
+        "\ndef _planted():\n    return __import__('conformance.runner')\n",
+        "upward: conformance/catalog.py"),
+    "a wrong floor in the docs table": (
+        "conformance", "docs/architecture.md", None, "docs/architecture.md: `runner`"),
+    "a circle in the simulator": (
+        "simulator", "simulator/clock.py", "\nfrom simulator import engine  # planted\n",
+        "file cycle"),
+    "an import in the simulator's __init__": (
+        "simulator", "simulator/__init__.py", "\nfrom simulator import registry  # planted\n",
+        "from its __init__"),
+}
+
+
+@pytest.fixture(scope="module")
+def real_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packages' sources and the architecture page, copied once."""
+    copy = tmp_path_factory.mktemp("floors")
+    for package in layers.PACKAGES:
+        shutil.copytree(ROOT / package, copy / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    (copy / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "architecture.md", copy / "docs" / "architecture.md")
+    return copy
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_a_planted_violation_fails_the_floor_test(real_copy: Path, tmp_path: Path,
+                                                  plant: str) -> None:
+    package, rel, text, expected = PLANTS[plant]
+    project = tmp_path / "project"
+    shutil.copytree(real_copy, project)
+    assert layers.problems(project, (package,), verbose=False) == [], "the copy starts clean"
+    target = project / rel
+    if text is None:  # the docs table: move `runner` to another floor in its row's number
+        page = target.read_text(encoding="utf-8")
+        row = next(line for line in page.splitlines() if line.startswith("|") and "`runner`" in line)
+        number = row.split("|")[1].strip()
+        target.write_text(page.replace(row, row.replace(f"| {number} |", f"| {int(number) + 1} |", 1)),
+                          encoding="utf-8")
+    else:
+        target.write_text(target.read_text(encoding="utf-8") + text, encoding="utf-8")
+    found = layers.problems(project, (package,), verbose=False)
+    assert any(expected in line for line in found), found

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from ._cassette import validate_cassette
 from ._detect import CAPTURE_KINDS, detect_kind, unwrap_capture
-from ._validate import Severity, Violation, errors, is_valid, validate, validator_for
+from ._validate import is_valid, validate, validator_for
+from ._violation import Severity, Violation, errors
 
 __all__ = ["CAPTURE_KINDS", "Severity", "Violation", "detect_kind", "errors", "is_valid", "unwrap_capture",
            "validate", "validate_cassette", "validator_for"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..sources import SEED_MANAGED_AGENTS, seed
-from ._validate import Severity, Violation
+from ._violation import Severity, Violation
 
 RULE = "managed_agents.custom_tool.name_unique"
 _SRC = seed(SEED_MANAGED_AGENTS, "Deklarasi harus sesuai dengan Managed Agents API")

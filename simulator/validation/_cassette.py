@@ -6,7 +6,8 @@ from typing import Any
 
 from ..cassette import Cassette
 from ._detect import detect_kind
-from ._validate import Violation, validate
+from ._validate import validate
+from ._violation import Violation
 
 
 def _request_kind(path: str, body: Any) -> str | None:

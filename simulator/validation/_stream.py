@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..sources import protocol
-from ._validate import Severity, Violation
+from ._violation import Severity, Violation
 
 RULE = "sse.order"
 _SRC = protocol("6. Streaming (SSE): Grammar")

@@ -1,12 +1,11 @@
-"""Compiled, cached validators and the :class:`Violation` they report."""
+"""Compiled, cached validators; what they report is a :class:`~._violation.Violation`."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 import referencing
 from jsonschema import Draft202012Validator, ValidationError, validators
@@ -23,47 +22,12 @@ from ..schemas import (
     build_documents,
     kind_uri,
 )
+from ._violation import Severity, Violation
 
 try:  # the fast path: a compiled Rust validator answers "valid?" (about 1M blocks/s)
     import jsonschema_rs
 except ImportError:  # pragma: no cover - the pure-Python path gives the same answers, slower
     jsonschema_rs = None  # type: ignore[assignment]
-
-Severity = Literal["error", "info"]
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One place where a JSON object breaks a schema.
-
-    ``pointer`` is a JSON pointer into the validated object (or the file holding it), ``rule`` the
-    project rule id the schema encodes (``tools.fixed_type_name``) or ``<document>/<def>:<keyword>``
-    naming the schema entry and keyword that broke, ``severity`` ``error`` or ``info`` (a note:
-    lenient mode tolerates the value but says so).
-    """
-
-    pointer: str
-    message: str
-    rule: str
-    severity: Severity = "error"
-
-    def __str__(self) -> str:
-        mark = "" if self.severity == "error" else f"[{self.severity}] "
-        return f"{self.pointer or '/'}: {mark}{self.message} ({self.rule})"
-
-    def to_json(self) -> dict[str, str]:
-        return {"pointer": self.pointer, "message": self.message, "rule": self.rule,
-                "severity": self.severity}
-
-    def at(self, prefix: str) -> Violation:
-        """The same violation with ``prefix`` (a JSON pointer) put before its pointer."""
-        return Violation(prefix + self.pointer, self.message, self.rule, self.severity)
-
-
-def errors(violations: list[Violation]) -> list[Violation]:
-    """Only the violations that make an object invalid (severity ``error``)."""
-    return [v for v in violations if v.severity == "error"]
-
 
 def _known(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     try:
