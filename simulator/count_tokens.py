@@ -11,17 +11,24 @@ from the request as sent (``system``, ``messages``, ``tools``):
 - each message adds :data:`PER_MESSAGE` tokens (its turn marker) and the prompt
   :data:`BASE_TOKENS`; each tool call and tool result :data:`CALL_TOKENS` (the markup the model
   reads around them);
-- an image block adds :data:`IMAGE_TOKENS` (the documented cost of a full-size image, about
-  1,600 tokens) whatever its bytes; a base64 PDF :data:`PDF_PAGE_TOKENS` a page (each page is
+- an image block adds its documented cost, ``width × height / 750`` tokens after the API's
+  scaling, read from its bytes (:mod:`simulator.image_tokens`), or :data:`IMAGE_TOKENS` (the
+  documented ceiling, about 1,600 tokens) when its size cannot be read; a base64 PDF :data:`PDF_PAGE_TOKENS` a page (each page is
   read as text and as an image: 1,500 to 3,000 tokens a page, the PDF support docs; the pages
   counted in the file), another base64 document one token per :data:`DOCUMENT_BYTES_PER_TOKEN`
   characters of its data;
-- a request with a document whose citations are enabled adds :data:`CITATIONS_TOKENS` once (the
+- thinking blocks of earlier turns add nothing: the API strips them from the context window
+  ("previous thinking blocks are automatically stripped from the context window calculation",
+  the context-windows docs); only the thinking of the turn being continued (the last assistant
+  turn, answered with tool results) is read;
+- a request that asks for thinking adds :data:`THINKING_SYSTEM_PROMPT`, one with
+  ``output_format`` :data:`OUTPUT_FORMAT_TOKENS` (the instructions the API adds);
+- a request with a document or search result whose citations are enabled adds :data:`CITATIONS_TOKENS` once (the
   instructions for citing: live counts of one short cited document are 524 (pydai__359/361,
   Sonnet 4.5) and 588 (rubyllm__019/025, Haiku 4.5) tokens above the estimate without them);
-- a request with ``tools`` adds the documented tool-use system prompt (:data:`TOOL_SYSTEM_PROMPT`:
-  346 tokens with ``tool_choice`` auto/none, 313 with any/tool, the tool-use pricing table of
-  the docs), and each client built-in tool its definition cost (:data:`BUILTIN_TOOL_TOKENS`:
+- a request with ``tools`` adds the documented tool-use system prompt of its model
+  (:func:`tool_system_prompt`: the tool-use pricing table of the docs, :data:`TOOL_SYSTEM_PROMPTS`;
+  346 tokens with ``tool_choice`` auto/none and 313 with any/tool for current models), and each client built-in tool its definition cost (:data:`BUILTIN_TOOL_TOKENS`:
   bash 245 and text editor 700 documented; memory measured live).
 
 Measured against live counts (``tests/test_count_tokens_live.py``): the docs' two examples (14 and
@@ -49,12 +56,14 @@ from typing import Any
 
 from .errors import api_error, invalid_request
 from .http import SimRequest, SimResponse, json_headers
+from .image_tokens import MAX_IMAGE_TOKENS, source_tokens
 from .json_body import NOT_AN_OBJECT, lone_surrogate, not_valid_json
 from .json_body import PREFIX as JSON_PREFIX
 from .models import is_model_id
 
 CHARS_PER_TOKEN = 4
-IMAGE_TOKENS = 1600
+#: An image whose size cannot be read from the request (the documented ceiling).
+IMAGE_TOKENS = MAX_IMAGE_TOKENS
 DOCUMENT_BYTES_PER_TOKEN = 64
 #: Custom tool definitions are JSON, denser in tokens than prose: about 3 characters a token
 #: [3P: real_traffic, answered Messages requests with custom tools only and no server tools, in
@@ -75,6 +84,28 @@ BASE_TOKENS = 3
 PER_MESSAGE = 3
 CALL_TOKENS = 40
 TOOL_SYSTEM_PROMPT = {"auto": 346, "none": 346, "any": 313, "tool": 313}
+#: The tool-use system prompt by model (the first prefix of the model id that matches), as
+#: (auto/none, any/tool) [D: the tool-use pricing table, "Tool use system prompt token count":
+#: Claude 3 Opus 530/281, Claude 3 Sonnet 159/235, Claude 3 Haiku and Haiku 3.5 264/340, every
+#: later model 346/313]. Claude Haiku 4.5 is measured [3P: real_traffic, 37 answered requests
+#: with custom tools only: the live count less the rest of the estimate has a median of 480 with
+#: tool_choice auto, against 279-313 for Sonnet 4 and 207-260 for Haiku 3.5, which fit the table;
+#: with 346 its one-tool requests sat at 0.73 of live]; its any/tool keeps the table's 33 less.
+TOOL_SYSTEM_PROMPTS: tuple[tuple[str, tuple[int, int]], ...] = (
+    ("claude-3-opus", (530, 281)),
+    ("claude-3-sonnet", (159, 235)),
+    ("claude-3-haiku", (264, 340)),
+    ("claude-3-5-haiku", (264, 340)),
+    ("claude-haiku-4-5", (480, 447)),
+)
+#: Thinking's own instructions [3P: real_traffic llmanth__036, adaptive thinking and one short
+#: message: 97 live, 43 estimated without them; with a custom tool, Sonnet 4.5 and Haiku 4.5
+#: (pydai__005/007, llmanth__030/032) 30-100 above their tool-only twins].
+THINKING_SYSTEM_PROMPT = 54
+#: Structured outputs' instructions (``output_format``): [3P: issue 40's fresh captures, live 38
+#: for a request estimated at 10 without them].
+OUTPUT_FORMAT_TOKENS = 28
+_THINKING = frozenset({"thinking", "redacted_thinking"})
 #: Built-in client tools' definition cost: bash 245, text editor 700 (the tools' docs); memory
 #: 1,225 [3P: real_traffic pydai__327/328, 1,581 live for one short message with it].
 BUILTIN_TOOL_TOKENS = {"bash": 245, "text_editor": 700, "memory": 1225}
@@ -97,7 +128,9 @@ def _chars(value: Any) -> int:
             kind = node.get("type")
             src = node.get("source")
             if kind == "image" and isinstance(src, dict):
-                total += IMAGE_TOKENS * CHARS_PER_TOKEN
+                total += source_tokens(src) * CHARS_PER_TOKEN
+                continue
+            if kind in _THINKING:  # earlier turns' are dropped; the current turn's: _current
                 continue
             if kind == "document" and isinstance(src, dict) and src.get("type") == "base64":
                 data = src.get("data")
@@ -141,8 +174,9 @@ def pdf_pages(data: Any) -> int | None:
 
 
 def cites_documents(message: Any) -> bool:
-    """Whether ``message`` holds a document (top level or in a tool result) with citations
-    enabled."""
+    """Whether ``message`` holds a document or a search result (top level or in a tool result)
+    with citations enabled [3P: real_traffic rubyllm__023, a cited search result in a tool
+    result: 1,253 live, 594 estimated without the citation instructions]."""
     content = message.get("content") if isinstance(message, dict) else None
     stack = list(content) if isinstance(content, list) else []
     while stack:
@@ -150,7 +184,8 @@ def cites_documents(message: Any) -> bool:
         if not isinstance(block, dict):
             continue
         cit = block.get("citations")
-        if block.get("type") == "document" and isinstance(cit, dict) and cit.get("enabled") is True:
+        if block.get("type") in ("document", "search_result") and isinstance(cit, dict) \
+                and cit.get("enabled") is True:
             return True
         if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
             stack.extend(block["content"])
@@ -161,6 +196,44 @@ def message_chars(message: Any) -> int:
     """What one message adds to the estimate, in characters (its turn marker included; a pure
     function of the message: callers may keep it with the message's cached facts)."""
     return PER_MESSAGE * CHARS_PER_TOKEN + _chars(message)
+
+
+def _current_thinking_chars(messages: list[Any]) -> int:
+    """Characters of the thinking the model still reads: that of the last assistant turn when the
+    request continues it (it is the last message, or the user answers it with tool results; "the
+    extended thinking block must be returned with the corresponding tool results", the
+    context-windows docs). Every other turn's thinking is stripped."""
+    turns = [m for m in messages[-2:] if isinstance(m, dict)]
+    if not turns:
+        return 0
+    last = turns[-1]
+    if last.get("role") == "assistant":
+        current = last
+    elif len(turns) == 2 and turns[0].get("role") == "assistant" and _has_tool_result(last):
+        current = turns[0]
+    else:
+        return 0
+    content = current.get("content")
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") in _THINKING] \
+        if isinstance(content, list) else []
+    return sum(len(str(b.get("thinking") or b.get("data") or "")) for b in blocks)
+
+
+def _has_tool_result(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def tool_system_prompt(model: Any, tool_choice: Any) -> int:
+    """The tool-use system prompt's tokens for ``model`` and ``tool_choice`` (a dict or None)."""
+    kind = tool_choice.get("type") if isinstance(tool_choice, dict) else "auto"
+    forced = kind in ("any", "tool")
+    name = str(model or "")
+    for prefix, (auto, anyof) in TOOL_SYSTEM_PROMPTS:
+        if name.startswith(prefix):
+            return anyof if forced else auto
+    return TOOL_SYSTEM_PROMPT["any" if forced else "auto"]
 
 
 def _tools_chars(tools: list[Any]) -> tuple[int, int]:
@@ -193,14 +266,21 @@ def estimate_tokens(body: Mapping[str, Any], *, messages_chars: int | None = Non
     if citations is None:
         citations = isinstance(msgs, list) and any(cites_documents(m) for m in msgs)
     chars = messages_chars + (_chars(body["system"]) if "system" in body else 0)
+    if isinstance(msgs, list):
+        chars += _current_thinking_chars(msgs)
     tools = body.get("tools")
     extra = BASE_TOKENS + (CITATIONS_TOKENS if citations else 0)
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        extra += THINKING_SYSTEM_PROMPT
+    if isinstance(body.get("output_format"), dict) or isinstance(
+            (body.get("output_config") or {}).get("format") if isinstance(
+                body.get("output_config"), dict) else None, dict):
+        extra += OUTPUT_FORMAT_TOKENS
     if isinstance(tools, list) and tools:
         tool_chars, builtin = _tools_chars(tools)
         chars += math.ceil(tool_chars * CHARS_PER_TOKEN / TOOL_CHARS_PER_TOKEN)
-        choice = body.get("tool_choice")
-        kind = choice.get("type") if isinstance(choice, dict) else "auto"
-        extra += TOOL_SYSTEM_PROMPT.get(str(kind), TOOL_SYSTEM_PROMPT["auto"]) + builtin
+        extra += tool_system_prompt(body.get("model"), body.get("tool_choice")) + builtin
     return extra + math.ceil(chars / CHARS_PER_TOKEN)
 
 
@@ -241,5 +321,7 @@ def handle_count_tokens(request: SimRequest, *, request_id: str | None = None,
 
 
 __all__ = ["BASE_TOKENS", "BUILTIN_TOOL_TOKENS", "CALL_TOKENS", "CHARS_PER_TOKEN", "CITATIONS_TOKENS",
-           "IMAGE_TOKENS", "PDF_PAGE_TOKENS", "PER_MESSAGE", "TOOL_CHARS_PER_TOKEN", "cites_documents", "pdf_pages", "TOOL_SYSTEM_PROMPT", "count_tokens_response", "estimate_tokens",
-           "handle_count_tokens", "message_chars"]
+           "IMAGE_TOKENS", "OUTPUT_FORMAT_TOKENS", "PDF_PAGE_TOKENS", "PER_MESSAGE",
+           "THINKING_SYSTEM_PROMPT", "TOOL_CHARS_PER_TOKEN", "TOOL_SYSTEM_PROMPT",
+           "TOOL_SYSTEM_PROMPTS", "cites_documents", "count_tokens_response", "estimate_tokens",
+           "handle_count_tokens", "message_chars", "pdf_pages", "tool_system_prompt"]

@@ -134,7 +134,8 @@ class FidelityReport:
         if self.usage:
             far = sorted(self.usage, key=lambda c: -abs(c[2] / c[1] - 1))[:5]
             out += ["", "## Token estimate against live usage", "",
-                    f"{a['usage_within_25pct']} of {a['usage_counts']} answered Messages requests "
+                    f"{a['usage_within_25pct']} of {a['usage_counts']} "
+                    f"({a['usage_within_25pct'] / a['usage_counts']:.0%}) answered Messages requests "
                     "whose usage counts the request as sent (no server tools, compaction, MCP "
                     "servers or container) estimated within 25 % of the live input tokens (input "
                     f"and cache); median estimate / live {a['usage_median_ratio']:.2f}. Furthest:",

@@ -113,7 +113,7 @@ def test_the_estimate_is_measured_on_live_usage_counting_the_request_as_sent(
              [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}])
     assert main(["fidelity", str(tmp_path), "--no-streams"]) == 0
     out = capsys.readouterr().out
-    assert "1 of 2 answered Messages requests whose usage counts the request as sent" in out
+    assert "1 of 2 (50%) answered Messages requests whose usage counts the request as sent" in out
     assert "| `b__001.json` | 80 | 8 | 0.10 |" in out.split("## Token estimate against live usage")[1]
     assert main(["fidelity", str(tmp_path), "--no-streams", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
