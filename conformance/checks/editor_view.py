@@ -9,6 +9,7 @@ import struct
 import zlib
 
 from conformance.catalog import CheckSkipped, Severity, check
+from conformance.properties.editor_view_forms import LINE_NUMBER_PREFIX
 from conformance.session import ToolSession
 
 from .editor_support import (
@@ -49,12 +50,16 @@ def _in_order(text: str, n: int) -> bool:
     return all(a < b for a, b in zip(at, at[1:], strict=False))
 
 
-_NUMBERED = re.compile(r"^\s*(\d+)(?::\s?|\t|\s+\|?\s?)line-(\d{3}) alpha", re.M)
+#: A numbered line in any common form (``1: ``, ``     1\t``, ``1 | ``, ``L1: ``, ``1→``, ...:
+#: :data:`~conformance.properties.editor_view_forms.LINE_NUMBER_PREFIX`); seed 001 "Nomor baris"
+#: shows one form and fixes none.
+_NUMBERED = re.compile(r"^" + LINE_NUMBER_PREFIX + r"line-(\d{3}) alpha", re.M)
 
 
 @check("editor.view.line_numbers", family=FAMILY, severity=Severity.SHOULD,
        applies_to=EDITOR_TYPES, source=SRC_LINE_NUMBERS,
-       statement="view prefixes each line with its 1-based line number (\"1: ...\" or tab form).")
+       statement="view prefixes each line with its 1-based line number, in any common form "
+                 "(\"1: ...\", cat -n's tab form, \"1 | ...\", \"L1: ...\", \"1→...\").")
 def view_line_numbers(s: ToolSession) -> None:
     path = plant(s, "lines.txt", numbered_lines(N))
     r = s.call({"command": "view", "path": path})

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -60,6 +59,12 @@ from hypothesis.stateful import (
 )
 
 from conformance.properties.editor_model import EditorModel, Outcome, lines_of
+from conformance.properties.editor_view_forms import (
+    TAB_TOPIC,
+    readable_texts,
+    shown_as,
+    tab_convention,
+)
 from conformance.properties.exploration import (
     EXPLORE_SHARE,
     Budget,
@@ -246,10 +251,13 @@ def _judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps
             f"one of {allowed!r:.600}", steps, base)
     outcome = min(fits, key=lambda o: o.after != after)  # an exact match first
     limit = getattr(s, "max_characters", None)
+    tabs = None
     if outcome.shows and not refused and not (limit and len(r.text) >= limit):
-        _expect_shown(r.text, outcome.shows, steps, base)
+        tabs = _expect_shown(r.text, outcome.shows, steps, base)
     if seen is not None:
         _note(seen, fits)
+        if tabs is not None:  # the renderings every view so far agrees with
+            seen[TAB_TOPIC] = tabs if TAB_TOPIC not in seen else seen[TAB_TOPIC] & tabs
     model.commit(e.path, outcome)
     return not refused
 
@@ -260,29 +268,46 @@ def _note(seen: Conventions, fits: list[Outcome]) -> None:
         seen.setdefault(note[0], set()).add(note[1])
 
 
-def _prefixed(body: str) -> re.Pattern[str]:
-    """An output line showing ``body``: as is or after a line-number prefix (``  12\\t``,
-    ``12: ``, ``L12 | ``, ``12→``), tabs kept or expanded, trailing blanks free."""
-    bodies = {re.escape(body.rstrip()), re.escape(body.expandtabs().rstrip())}
-    return re.compile(r"(?:\s*L?\d+(?:[\t :|\u2192\-]{1,4}))?(?:" + "|".join(bodies) + r")\s*")
-
-
 def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
-                  base: Path | None = None) -> None:
-    """Each line must be a whole output line (after an optional number prefix), in order."""
-    out = [x.rstrip("\r") for x in text[:MAX_VIEW_SCAN].split("\n")]
+                  base: Path | None = None) -> set[str] | None:
+    """Each line must be a whole output line (after an optional number prefix), in order; the
+    result may be plain text or a JSON document whose strings hold the lines
+    (:func:`~conformance.properties.editor_view_forms.readable_texts`). Returns the tab
+    renderings every shown line holding a tab agrees with (None: no such line)."""
+    wanted = [line.rstrip("\r") for line in shows]
+    wanted = [b for b in wanted if b.strip() and "\ufffd" not in b and "\r" not in b]
+    first: tuple[str, str] | None = None
+    for candidate in readable_texts(text[:MAX_VIEW_SCAN]):
+        missing, tabs = _find_in_order(candidate, wanted)
+        if missing is None:
+            return tabs
+        first = first or (missing, candidate)
+    assert first is not None
+    missing, shown = first
+    raise disagreement(
+        "view: did not show the file's lines", f"view did not show the line {missing!r} "
+        f"(in order)", repr(shown[:300]), f"the lines {list(shows)!r:.300}", steps, base)
+
+
+def _find_in_order(text: str, wanted: list[str]) -> tuple[str | None, set[str] | None]:
+    """(The first line of ``wanted`` not shown in order, or None; the tab conventions the
+    tab-holding lines agree with.)"""
+    out = [x.rstrip("\r") for x in text.split("\n")]
     at = 0
-    for line in shows:
-        body = line.rstrip("\r")
-        if not body.strip() or "\ufffd" in body or "\r" in body:
-            continue
-        pattern = _prefixed(body)
-        found = next((i for i in range(at, len(out)) if pattern.fullmatch(out[i])), None)
+    tabs: set[str] | None = None
+    for body in wanted:
+        found = None
+        for i in range(at, len(out)):
+            labels = shown_as(out[i], body)
+            if labels is not None:
+                found = i
+                break
         if found is None:
-            raise disagreement(
-                "view: did not show the file's lines", f"view did not show the line {body!r} "
-                f"(in order)", repr(text[:300]), f"the lines {list(shows)!r:.300}", steps, base)
+            return body, None
+        if "\t" in body and labels is not None:
+            tabs = set(labels) if tabs is None else tabs & set(labels)
         at = found + 1
+    return None, tabs
 
 
 def _worn(s: ToolSession) -> bool:
@@ -398,12 +423,17 @@ class Exploration:
 
     def observed(self) -> str:
         """The conventions seen, then how much was covered."""
-        parts = [f"{topic}: {' and '.join(sorted(v))}"
+        parts = [f"{topic}: {_variants(topic, v)}"
                  for topic, v in sorted(self.conventions.items())]
         if self.ended == "flaky":
             parts.append("the subject answered differently when an example was replayed")
         parts += [f"(not judged: {n})" for n in self.close_notes]
         return "; ".join([*parts, self.budget.note()])
+
+
+def _variants(topic: str, seen: set[str]) -> str:
+    # The tab rendering is what every view agreed with; the other topics, every variant seen.
+    return tab_convention(seen) if topic == TAB_TOPIC else " and ".join(sorted(seen))
 
 
 def editor_machine(x: Exploration, steps_out: list[list[Step]] | None = None
