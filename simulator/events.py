@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeVar
 
+from .differences import Difference, first_difference
+
 
 @dataclass(frozen=True)
 class Event:
@@ -113,6 +115,19 @@ class Mismatch(Event):
     received: Any
     #: False under ``strict_matching=False`` (the exchange was served anyway).
     refused: bool = True
+    #: Where the request first differs from the recording: the path in the request's own words
+    #: and both values (:class:`simulator.differences.Difference`); None for ``exhausted``.
+    difference: Difference | None = None
+
+    @property
+    def line(self) -> str:
+        """The difference in one line, e.g. ``tools[get_weather].input_schema.properties.
+        location.type: recorded "string", received "number"`` (``exhausted``: what it means)."""
+        if self.matcher == "exhausted":
+            return "every recorded exchange has been served"
+        d = self.difference or first_difference(self.expected, self.received, self.matcher) \
+            or Difference(self.matcher, self.expected, self.received)
+        return d.line
 
 
 @dataclass(frozen=True)

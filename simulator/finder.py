@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,15 +11,10 @@ from .errors import invalid_request
 from .events import Event, ExchangeSkipped, Mismatch
 from .history import History
 from .http import SimResponse
-from .matchers import Matcher, MatchFailure, MatchRequest
+from .matchers import Matcher, MatchFailure, MatchRequest, difference
 
 #: The matchers an exchange expecting a rule violation is matched on.
 _EXPECT_RULE_MATCHERS = frozenset({"method", "path", "model"})
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _p(c: Cassette) -> str | None:
@@ -108,15 +102,17 @@ class ExchangeFinder:
         ci, failure = failures[0]
         c = self.cassettes[ci]
         cur = self._cursors[ci]
+        matcher = next(m for m in self.matchers if m.name == failure.matcher)
+        where = difference(matcher, MatchRequest.from_recorded(c.exchanges[cur].request), incoming)
         self._emit(Mismatch(rid, c.id, _p(c), cur, failure.matcher, failure.expected,
-                                 failure.received, refused=self.strict_matching))
+                            failure.received, refused=self.strict_matching, difference=where))
         if not self.strict_matching and not c.exchanges[cur].expect_rule:
             self._active = ci
             return ci, c.exchanges[cur], "next"
         return invalid_request(
             f"tooluse simulator: the request does not match exchange {cur} of cassette `{c.id}` "
-            f"({_p(c)}): matcher `{failure.matcher}` expected {_short(failure.expected)}, "
-            f"received {_short(failure.received)}.{self._served_already(incoming, incoming_keys)}",
+            f"({_p(c)}): matcher `{failure.matcher}`: {where.line}."
+            f"{self._served_already(incoming, incoming_keys)}",
             request_id=rid)
 
     def _served_already(self, incoming: MatchRequest, incoming_keys: dict[str, Any]) -> str:

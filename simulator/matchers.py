@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .differences import Difference, first_difference, label
+
 if TYPE_CHECKING:
     from .history import RequestHistory
 
@@ -57,6 +59,9 @@ class Matcher:
     #: What was normalised to match ``(recorded, incoming)``: lines naming what an exact
     #: comparison would have refused (empty when nothing was).
     explain: Callable[[MatchRequest, MatchRequest], list[str]] | None = None
+    #: Where ``(recorded, incoming)`` first differ, in the request's own paths (None: the keys'
+    #: first difference, under the matcher's name).
+    diff: Callable[[MatchRequest, MatchRequest], Difference | None] | None = None
 
     def agrees(self, recorded_key: Any, incoming_key: Any) -> bool:
         """Whether keys of a recorded and an incoming request match."""
@@ -69,6 +74,16 @@ class MatchFailure:
     matcher: str
     expected: Any
     received: Any
+    #: The first differing path with both values (:func:`difference`); None when not computed.
+    difference: Difference | None = None
+
+    @property
+    def line(self) -> str:
+        """One line naming the first differing path: ``tools[get_weather].input_schema.
+        properties.location.type: recorded "string", received "number"``."""
+        d = self.difference or first_difference(self.expected, self.received, self.matcher) \
+            or Difference(self.matcher, self.expected, self.received)
+        return d.line
 
 
 def normalize_path(path: str) -> str:
@@ -306,29 +321,145 @@ def _explain_shape(recorded: MatchRequest, incoming: MatchRequest) -> list[str]:
     return out
 
 
+# --- Where two requests differ (one line each: simulator.differences) -----------------------
+
+def _exact_tools(r: MatchRequest) -> list[dict[str, Any]]:
+    return [{k: v for k, v in t.items() if k != "cache_control"}
+            for t in _list(r.body.get("tools")) if isinstance(t, dict)]
+
+
+def _diff_tool_lists(rec: list[tuple[str, dict[str, Any]]], inc: list[tuple[str, dict[str, Any]]],
+                     by_name: bool) -> Difference | None:
+    """The first difference between two lists of ``(name, tool)``: by position, or as sets by
+    name (``by_name``), each tool named by its ``name`` in the path."""
+    if not by_name:
+        for i, ((rn, rt), (n, t)) in enumerate(zip(rec, inc, strict=False)):
+            if rn != n:
+                return Difference(f"tools[{i}].name", rn, n)
+            d = first_difference(rt, t, f"tools[{label(n)}]")
+            if d is not None:
+                return d
+        k = min(len(rec), len(inc))
+        if len(rec) > k:
+            return Difference(f"tools[{label(rec[k][0])}]", rec[k][1], None, "received")
+        if len(inc) > k:
+            return Difference(f"tools[{label(inc[k][0])}]", None, inc[k][1], "recorded")
+        return None
+    theirs: dict[str, list[dict[str, Any]]] = {}
+    for n, t in inc:
+        theirs.setdefault(n, []).append(t)
+    mine: dict[str, list[dict[str, Any]]] = {}
+    for n, t in rec:
+        mine.setdefault(n, []).append(t)
+    for n, tools in mine.items():
+        others = theirs.get(n, [])
+        for i, t in enumerate(tools):
+            where = f"tools[{label(n)}]" + (f"#{i + 1}" if i else "")
+            if i >= len(others):
+                return Difference(where, t, None, "received")
+            d = first_difference(t, others[i], where)
+            if d is not None:
+                return d
+    for n, others in theirs.items():
+        k = len(mine.get(n, []))
+        if len(others) > k:
+            return Difference(f"tools[{label(n)}]" + (f"#{k + 1}" if k else ""), None, others[k],
+                              "recorded")
+    return None
+
+
+def _diff_tools(recorded: MatchRequest, incoming: MatchRequest) -> Difference | None:
+    return _diff_tool_lists([(str(t.get("name")), t) for t in _exact_tools(recorded)],
+                            [(str(t.get("name")), t) for t in _exact_tools(incoming)], False)
+
+
+def _diff_tolerant_tools(recorded: MatchRequest, incoming: MatchRequest) -> Difference | None:
+    return _diff_tool_lists([(n, t) for n, t, _ in _named_tools(recorded)],
+                            [(n, t) for n, t, _ in _named_tools(incoming)], True)
+
+
+def _message_blocks(r: MatchRequest, collapse: bool) -> list[tuple[Any, list[tuple[int, Any]]]]:
+    """Each object message's role and ``(index, type)`` of its blocks (a run of text blocks as
+    its first one when ``collapse``); the index is the block's own in ``content``."""
+    out = []
+    for m in _list(r.body.get("messages")):
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        types = _block_types(content)
+        blocks: list[tuple[int, Any]] = []
+        for i, t in enumerate(types):
+            if not (collapse and t == "text" and blocks and blocks[-1][1] == "text"):
+                blocks.append((i, t))
+        out.append((m.get("role"), blocks))
+    return out
+
+
+def _message_summary(role: Any, blocks: list[tuple[int, Any]]) -> dict[str, Any]:
+    return {"role": role, "content": [t for _, t in blocks]}
+
+
+def _diff_shapes(recorded: MatchRequest, incoming: MatchRequest, collapse: bool
+                 ) -> Difference | None:
+    rec, inc = _message_blocks(recorded, collapse), _message_blocks(incoming, collapse)
+    for i, ((rr, rb), (r, b)) in enumerate(zip(rec, inc, strict=False)):
+        if rr != r:
+            return Difference(f"messages[{i}].role", rr, r)
+        for (_, rt), (j, t) in zip(rb, b, strict=False):
+            if rt != t:
+                return Difference(f"messages[{i}].content[{j}].type", rt, t)
+        k = min(len(rb), len(b))
+        if len(rb) > k:
+            return Difference(f"messages[{i}].content[{rb[k][0]}]", {"type": rb[k][1]}, None,
+                              "received")
+        if len(b) > k:
+            return Difference(f"messages[{i}].content[{b[k][0]}]", None, {"type": b[k][1]},
+                              "recorded")
+    k = min(len(rec), len(inc))
+    if len(rec) > k:
+        return Difference(f"messages[{k}]", _message_summary(*rec[k]), None, "received")
+    if len(inc) > k:
+        return Difference(f"messages[{k}]", None, _message_summary(*inc[k]), "recorded")
+    return None
+
+
+def _diff_answered(recorded: MatchRequest, incoming: MatchRequest) -> Difference | None:
+    want, got = _answered_key(recorded), _answered_key(incoming)
+    if want == got:
+        return None
+    n = sum(1 for m in _list(incoming.body.get("messages")) if isinstance(m, dict))
+    return Difference(f"messages[{max(n - 1, 0)}].content[].tool_use_id", want, got)
+
+
 TOLERANT_TOOLS = Matcher(
     "tools.tolerant", _tolerant_tools_key,
     "tool definitions as a set by name; schema noise ($schema, title, additionalProperties: "
     "false, required order), type \"custom\", cache_control, strict, eager_input_streaming "
-    "ignored", explain=_explain_tools)
+    "ignored", explain=_explain_tools, diff=_diff_tolerant_tools)
 TOLERANT_MESSAGES_SHAPE = Matcher(
     "messages.shape.tolerant", _tolerant_shape_key,
     "messages.shape, a run of text blocks as one, and the whole history or a restart with the "
-    "new question alike", same=_same_conversation, explain=_explain_shape)
+    "new question alike", same=_same_conversation, explain=_explain_shape,
+    diff=lambda rec, inc: _diff_shapes(rec, inc, True))
 
 
 METHOD = Matcher("method", lambda r: r.method, "HTTP method")
 PATH = Matcher("path", lambda r: r.path, "request path without query")
 MODEL = Matcher("model", lambda r: r.body.get("model"), "body.model")
-TOOLS = Matcher("tools", _tools_key, "tool definitions (cache_control ignored)")
+TOOLS = Matcher("tools", _tools_key, "tool definitions (cache_control ignored)",
+                diff=_diff_tools)
 MESSAGES_SHAPE = Matcher("messages.shape", _shape_key,
-                         "role and block types of every message")
+                         "role and block types of every message",
+                         diff=lambda rec, inc: _diff_shapes(rec, inc, False))
 TOOL_USE_IDS_ANSWERED = Matcher("tool_use_ids.answered", _answered_key,
-                                "tool_use ids the last user message answers (sorted)")
+                                "tool_use ids the last user message answers (sorted)",
+                                diff=_diff_answered)
 STREAM = Matcher("stream", lambda r: bool(r.body.get("stream", False)), "body.stream (optional)")
 SYSTEM = Matcher("system", lambda r: r.body.get("system"), "body.system (optional)")
 TOOL_CHOICE = Matcher("tool_choice", lambda r: r.body.get("tool_choice"), "body.tool_choice (optional)")
-MESSAGES = Matcher("messages", lambda r: r.body.get("messages"), "whole messages, contents included (optional)")
+MESSAGES = Matcher("messages", lambda r: r.body.get("messages"), "whole messages, contents included (optional)",
+                   diff=lambda rec, inc: first_difference(rec.body.get("messages"),
+                                                          inc.body.get("messages"), "messages"))
 
 DEFAULT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, MODEL, TOOLS, MESSAGES_SHAPE,
                                          TOOL_USE_IDS_ANSWERED)
@@ -374,11 +505,25 @@ def matchers_by_name(names: Iterable[str]) -> tuple[Matcher, ...]:
     return tuple(out)
 
 
+def difference(matcher: Matcher, recorded: MatchRequest, incoming: MatchRequest,
+               ) -> Difference:
+    """Where ``incoming`` first differs from ``recorded`` on ``matcher`` (which refused it): the
+    path in the request's own words and both values, one line with ``.line``."""
+    plain_rec = MatchRequest(recorded.method, recorded.path, recorded.body)
+    plain_inc = MatchRequest(incoming.method, incoming.path, incoming.body)
+    found = matcher.diff(plain_rec, plain_inc) if matcher.diff is not None else None
+    if found is not None:
+        return found
+    want, got = matcher.key(plain_rec), matcher.key(plain_inc)
+    return first_difference(want, got, matcher.name) or Difference(matcher.name, want, got)
+
+
 def first_failure(matchers: Iterable[Matcher], recorded: MatchRequest,
                   incoming: MatchRequest) -> MatchFailure | None:
-    """The first matcher on which ``incoming`` differs from ``recorded``, or None."""
+    """The first matcher on which ``incoming`` differs from ``recorded`` (with where it differs:
+    :attr:`MatchFailure.difference`), or None."""
     for m in matchers:
         want, got = m.key(recorded), m.key(incoming)
         if not m.agrees(want, got):
-            return MatchFailure(m.name, want, got)
+            return MatchFailure(m.name, want, got, difference(m, recorded, incoming))
     return None

@@ -55,15 +55,20 @@ def test_tool_result_content_is_not_compared() -> None:
     assert sim(post(other)).status == 200
 
 
-@pytest.mark.parametrize("mutate,matcher,expected,received", [
-    (lambda b: b.update(model="claude-sonnet-4-6"), "model", '"claude-opus-4-6"', '"claude-sonnet-4-6"'),
-    (lambda b: b.update(tools=[]), "tools", None, "[]"),
-    (lambda b: b["messages"][2]["content"].append(text("thanks")), "messages.shape", None, None),
+@pytest.mark.parametrize("mutate,matcher,line", [
+    (lambda b: b.update(model="claude-sonnet-4-6"), "model",
+     'model: recorded "claude-opus-4-6", received "claude-sonnet-4-6"'),
+    (lambda b: b.update(tools=[]), "tools", "tools[get_weather]: recorded {"),
+    (lambda b: b["messages"][2]["content"].append(text("thanks")), "messages.shape",
+     'messages[2].content[1]: recorded absent, received {"type": "text"}'),
     (lambda b: b["messages"].__setitem__(2, user(tool_result("toolu_9"))),
-     "tool_use_ids.answered", '["toolu_1"]', '["toolu_9"]'),
+     "tool_use_ids.answered",
+     'messages[2].content[].tool_use_id: recorded ["toolu_1"], received ["toolu_9"]'),
 ])
-def test_mismatch_names_matcher_both_values_cassette_and_exchange(
-        mutate: Any, matcher: str, expected: str | None, received: str | None) -> None:
+def test_mismatch_names_matcher_the_first_difference_cassette_and_exchange(
+        mutate: Any, matcher: str, line: str) -> None:
+    """The 400 names the matcher and, in one line, the first differing path with both values
+    (issue 37); the event carries the same difference, structured."""
     sim = Simulator(two_turns(), rules=())
     sim(post(B1))
     bad = json.loads(json.dumps(B2))
@@ -72,14 +77,13 @@ def test_mismatch_names_matcher_both_values_cassette_and_exchange(
     assert (status, etype) == (400, "invalid_request_error")
     assert f"matcher `{matcher}`" in msg
     assert "exchange 1 of cassette `tests/weather` (<memory:tests/weather>)" in msg
-    if expected:
-        assert f"expected {expected}" in msg
-    if received:
-        assert f"received {received}" in msg
+    assert f"matcher `{matcher}`: {line}" in msg
     [mm] = sim.mismatches
     assert (mm.matcher, mm.cassette_id, mm.exchange_index, mm.refused) == (
         matcher, "tests/weather", 1, True)
     assert mm.expected != mm.received
+    assert mm.difference is not None and mm.line == mm.difference.line and mm.line in msg
+    assert "\n" not in mm.line and mm.line.startswith(line)
     # The exchange was not consumed: the right request still gets it.
     assert sim(post(B2)).status == 200 and sim.done
 
@@ -91,7 +95,7 @@ def test_answered_ids_mismatch_shows_both_id_lists() -> None:
     bad["messages"][1] = assistant(text("Checking."), tool_use("toolu_9"))
     bad["messages"][2] = user(tool_result("toolu_9"))
     msg = error_of(sim(post(bad)))[2]
-    assert 'expected ["toolu_1"], received ["toolu_9"]' in msg
+    assert 'recorded ["toolu_1"], received ["toolu_9"]' in msg
 
 
 def test_lenient_matching_serves_and_records_the_mismatch() -> None:

@@ -69,7 +69,7 @@ def test_the_shape_mismatch_text_is_the_engines() -> None:
                                        {"type": "text", "text": "also count them"}]))
         assert api.simulator.mismatches[0].matcher == "messages.shape"
     said = str(e.value.body["error"]["message"])  # type: ignore[index]
-    documented = re.search(r"matcher `messages\.shape` expected .*?\.\n", SECTION)
+    documented = re.search(r"matcher `messages\.shape`: .*?\.\n", SECTION)
     assert documented and documented.group(0).strip() in said
 
 
