@@ -152,10 +152,16 @@ class CapturedExchange:
 
     @property
     def headers(self) -> dict[str, str] | None:
-        """Request headers as recorded (lower-case names); None when the recorder kept none."""
+        """Request headers as recorded (lower-case names); None when the recorder kept none, or
+        kept a partial set: every request the API answers carries ``anthropic-version``, so a set
+        without it is one the recorder filtered (go-vcr keeps a few generic headers, R's vcr
+        writes ``{}``), and says nothing of the ``anthropic-*`` headers that were sent."""
         w = self._wrapped
         h = w.get("headers") if w is not None else None
-        return {str(k).lower(): str(v) for k, v in h.items()} if isinstance(h, dict) else None
+        if not isinstance(h, dict):
+            return None
+        low = {str(k).lower(): str(v) for k, v in h.items()}
+        return low if "anthropic-version" in low else None
 
     @property
     def status(self) -> int | None:
@@ -174,16 +180,32 @@ class CapturedExchange:
         a = self.answer
         if a is None or a.kind == "error":
             return None
-        if a.kind == "sse_events":
+        d = a.data
+        if a.kind == "sse_events" or (isinstance(d, str) and "data:" in d):
             from .http import SSEEvent
             from .sse import assemble_message
             try:
-                return assemble_message([SSEEvent(str(e.get("event")), e.get("data"))
-                                         for e in a.data if isinstance(e, dict)])
+                return assemble_message([SSEEvent(name, data) for name, data in _events(d)])
             except (ValueError, KeyError, TypeError, AttributeError):
                 return None
-        d = a.data
         return d if isinstance(d, dict) and d.get("type") == "message" else None
+
+
+def _events(data: Any) -> list[tuple[str, Any]]:
+    """(event name, payload) of a stream capture: a list of ``{"event", "data"}`` or the raw SSE
+    text a recorder kept as it came (``event:``/``data:`` lines; payloads parsed here)."""
+    if isinstance(data, str):
+        from .envelope import parse_raw_sse
+        out: list[tuple[str, Any]] = []
+        for name, raw in parse_raw_sse(data):
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                continue
+            out.append((str(payload.get("type", name)) if isinstance(payload, dict) else name,
+                        payload))
+        return out
+    return [(str(e.get("event")), e.get("data")) for e in data or () if isinstance(e, dict)]
 
 
 @dataclass

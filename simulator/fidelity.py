@@ -12,6 +12,7 @@ Files API) are judged by the simulator's handlers for them, not by the rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -56,6 +57,17 @@ class Verdict:
         return self.violations[0] if self.violations else None
 
     @property
+    def account_state(self) -> bool:
+        """The live answer is about the account, not the request: authentication, permission,
+        rate limits, overload, or a 400 about billing ("Your credit balance is too low ...");
+        such an answer says nothing about whether the request was valid."""
+        status = self.real_status
+        if status in (401, 403, 429, 529):
+            return True
+        err = self.real_error or {}
+        return status == 400 and bool(_ACCOUNT.search(str(err.get("message") or "")))
+
+    @property
     def headers_unknown(self) -> bool:
         """Refused by a rule a beta header satisfies, on a request recorded without its
         headers: the capture cannot tell whether the header was sent."""
@@ -83,6 +95,10 @@ BETA_SATISFIED = frozenset({"beta.legacy_header_required", "container.param_is_s
                             "content.file_source_needs_files_beta",
                             "thinking.budget_below_max_tokens",
                             "request.prompt_within_context_window"})
+
+#: A 400 whose message is about the account (billing, spend limits, a disabled organization).
+_ACCOUNT = re.compile(r"credit balance|billing|spend(ing)? limit|usage limit|organization has been "
+                      r"disabled|organization is disabled|purchase credits", re.IGNORECASE)
 
 #: The note a verdict carries when its recording's day is unknown.
 UNDATED = "recording day unknown: model retirement not judged"

@@ -54,11 +54,19 @@ class FidelityReport:
 
     @property
     def false_accepts(self) -> list[Verdict]:
-        return [v for v in self._messages() if v.real_status in (400, 404) and v.accepted]
+        return [v for v in self._messages() if v.real_status in (400, 404) and v.accepted
+                and not v.account_state]
 
     @property
     def both_refused(self) -> list[Verdict]:
-        return [v for v in self._messages() if v.real_status in (400, 404) and not v.accepted]
+        return [v for v in self._messages() if v.real_status in (400, 404) and not v.accepted
+                and not v.account_state]
+
+    @property
+    def account_answers(self) -> list[Verdict]:
+        """Live answers about the account (billing, authentication, rate limits), not the
+        request: reported apart, never counted as refusals."""
+        return [v for v in self._messages() if v.account_state]
 
     def agreement(self) -> dict[str, Any]:
         both = self.both_refused
@@ -68,7 +76,8 @@ class FidelityReport:
         verbatim = [v for v in same_kind if v.first is not None and v.real_error is not None
                     and v.first.message == v.real_error.get("message")]
         real_2xx = [v for v in self._messages() if v.real_status is not None and v.real_status < 300]
-        real_4xx = [v for v in self._messages() if v.real_status in (400, 404)]
+        real_4xx = [v for v in self._messages() if v.real_status in (400, 404)
+                    and not v.account_state]
         ratios = [est / live for _, live, est in self.counts if live > 0]
         used = [est / live for _, live, est in self.usage if live > 0]
         return {
@@ -78,6 +87,7 @@ class FidelityReport:
             "both_refused": len(both), "same_status_and_type": len(same_kind),
             "same_message": len(verbatim),
             "undated": sum(UNDATED in v.notes for v in self._messages()),
+            "account_state": len(self.account_answers),
             "refused_for_a_header_not_recorded": len(self.unjudged_for_headers),
             "count_tokens": len(self.counts),
             "count_tokens_within_25pct": sum(abs(r - 1) <= 0.25 for r in ratios),
@@ -104,6 +114,12 @@ class FidelityReport:
             out.append(f"- not counted: {len(self.unjudged_for_headers)} live 2xx refused by a rule "
                        f"a beta header satisfies ({', '.join(rules)}), on requests recorded "
                        "without their headers")
+        if self.account_answers:
+            kinds = sorted({f"{v.real_status} {(v.real_error or {}).get('type', '')}".strip()
+                            for v in self.account_answers})
+            out.append(f"- not counted: {len(self.account_answers)} live answer(s) about the "
+                       f"account, not the request (billing, authentication, rate limits: "
+                       f"{', '.join(kinds)})")
         if a["undated"]:
             out.append(f"- {a['undated']} request(s) from recordings that do not say their day: "
                        "model retirement not judged (--as-of DAY judges them on a day)")

@@ -62,7 +62,10 @@ def _raw_streams(payloads: list[Any], raws: list[str] | None) -> list[tuple[Stre
 def live_streams(captures: Iterable[Capture]) -> Iterator[tuple[str, Stream, list[str] | None]]:
     """(``<capture id>#<n>``, payloads, raw texts or None) of every live stream."""
     for c in captures:
-        if c.kind != "sse_events":
+        # a stream: its events, or the raw SSE text a recorder kept (as an sse_events capture or
+        # as the body of a response capture)
+        if c.kind != "sse_events" and not (c.kind == "response" and isinstance(c.data, str)
+                                           and "data:" in c.data):
             continue
         payloads, raws = stream_payloads(c.data)
         for n, (s, r) in enumerate(_raw_streams(payloads, raws)):

@@ -53,12 +53,27 @@ class Model:
     #: The day the API stops serving the model (None: no retirement announced). From then on a
     #: request for it is answered 404 like an unknown model.
     retired_on: date | None = None
+    #: Where ``retired_on`` comes from (every retirement date carries one).
+    retired_source: str = ""
+    #: The last day live traffic shows the API serving the model past ``retired_on`` (None: no
+    #: such evidence), with its source: the evidence wins over the documented date.
+    served_until: date | None = None
+    served_source: str = ""
 
     def retired(self, on: date) -> bool:
-        return self.retired_on is not None and on >= self.retired_on
+        """Whether a request for the model on day ``on`` is refused: from the documented
+        retirement day, unless live traffic shows it served that day or later."""
+        if self.retired_on is None or on < self.retired_on:
+            return False
+        return self.served_until is None or on > self.served_until
 
 
 _CE = seed(SEED_CODE_EXECUTION, "featureMetadata.supportedModels")
+#: The model deprecations page (https://platform.claude.com/docs/en/about-claude/model-deprecations).
+_DEPRECATIONS = "[D: model deprecations page, https://platform.claude.com/docs/en/about-claude/model-deprecations]"
+#: Sonnet 3.5 was announced for retirement on 2025-10-22 and live answered it on 2025-10-28 (issue
+#: 40: a fresh set of live captures; the docs' own changelog of that day retires it then).
+_SONNET_35_SERVED = "[3P: live captures answered 200 on 2025-10-28 (issue 40's fresh set)]"
 
 MODELS: tuple[Model, ...] = (
     Model("claude-fable-5-1", "Claude Fable 5.1", 5.1, effort=_E5, context_window=_1M),
@@ -90,28 +105,33 @@ MODELS: tuple[Model, ...] = (
     Model("claude-sonnet-4-20250514", "Claude Sonnet 4", 4.0, ptc=False, lifecycle="deprecated",
           aliases=("claude-sonnet-4-0",)),
     # Retired models (the model deprecations page of the docs [I]; PROTOCOL.md §3: Sonnet 3.5
-    # and 3.7 "now retired"): served until ``retired_on``, 404 from then on.
+    # and 3.7 "now retired"): served until ``retired_on``, 404 from then on; each date with its
+    # source (_DEPRECATIONS), and live evidence of a later answer where there is one.
     Model("claude-3-7-sonnet-20250219", "Claude Sonnet 3.7", 3.7, ptc=False, code_execution=False,
           lifecycle="retired", aliases=("claude-3-7-sonnet-latest",),
-          retired_on=date(2026, 2, 19)),
+          retired_on=date(2026, 2, 19), retired_source=_DEPRECATIONS),
     Model("claude-3-5-haiku-20241022", "Claude Haiku 3.5", 3.5, ptc=False, code_execution=False,
           lifecycle="retired", aliases=("claude-3-5-haiku-latest",),
-          retired_on=date(2026, 2, 19)),
+          retired_on=date(2026, 2, 19), retired_source=_DEPRECATIONS),
     Model("claude-3-5-sonnet-20241022", "Claude Sonnet 3.5", 3.5, ptc=False, code_execution=False,
           lifecycle="retired", aliases=("claude-3-5-sonnet-latest",),
-          retired_on=date(2025, 10, 22)),
+          retired_on=date(2025, 10, 22), retired_source=_DEPRECATIONS,
+          served_until=date(2025, 10, 28), served_source=_SONNET_35_SERVED),
     Model("claude-3-5-sonnet-20240620", "Claude Sonnet 3.5 (June 2024)", 3.5, ptc=False,
-          code_execution=False, lifecycle="retired", retired_on=date(2025, 10, 22)),
+          code_execution=False, lifecycle="retired", retired_on=date(2025, 10, 22),
+          retired_source=_DEPRECATIONS, served_until=date(2025, 10, 28),
+          served_source=_SONNET_35_SERVED),
     Model("claude-3-opus-20240229", "Claude Opus 3", 3.0, ptc=False, code_execution=False,
-          lifecycle="retired", aliases=("claude-3-opus-latest",), retired_on=date(2026, 1, 5)),
+          lifecycle="retired", aliases=("claude-3-opus-latest",), retired_on=date(2026, 1, 5),
+          retired_source=_DEPRECATIONS),
     Model("claude-3-sonnet-20240229", "Claude Sonnet 3", 3.0, ptc=False, code_execution=False,
-          lifecycle="retired", retired_on=date(2025, 7, 21)),
+          lifecycle="retired", retired_on=date(2025, 7, 21), retired_source=_DEPRECATIONS),
     Model("claude-3-haiku-20240307", "Claude Haiku 3", 3.0, ptc=False, code_execution=False,
           lifecycle="deprecated"),
     Model("claude-2.1", "Claude 2.1", 2.1, ptc=False, code_execution=False, lifecycle="retired",
-          retired_on=date(2025, 7, 21)),
+          retired_on=date(2025, 7, 21), retired_source=_DEPRECATIONS),
     Model("claude-2.0", "Claude 2.0", 2.0, ptc=False, code_execution=False, lifecycle="retired",
-          retired_on=date(2025, 7, 21)),
+          retired_on=date(2025, 7, 21), retired_source=_DEPRECATIONS),
 )
 
 MODEL_SOURCES: dict[str, Source] = {

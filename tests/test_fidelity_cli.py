@@ -120,3 +120,63 @@ def test_the_estimate_is_measured_on_live_usage_counting_the_request_as_sent(
     assert {u["id"]: (u["live"], u["estimate"]) for u in got["usage"]} == \
         {"a__001.json": (8, 8), "b__001.json": (80, 8)}
     assert got["agreement"]["usage_within_25pct"] == 1
+
+
+def test_what_recorders_write_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 40: a partial header set is "headers not recorded", a stream kept as raw SSE text
+    is measured (its usage too), and an answer about the account (billing) is not a refusal."""
+    legacy = {**OK, "model": "claude-3-5-sonnet-20241022",
+              "tools": [{"type": "bash_20241022", "name": "bash"}]}
+    # go-vcr keeps a few generic headers; R's vcr writes {}: neither says what anthropic-* was sent
+    for name, headers in (("g", {"Content-Type": ["application/json"], "User-Agent": ["go"]}),
+                          ("r", {})):
+        _write(tmp_path, f"{name}__001.json", f"r/{name}@1", "request", "interaction 0",
+               {**_request(legacy), "headers": headers})
+        _write(tmp_path, f"{name}__002.json", f"r/{name}@1", "response", "interaction 0", {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": legacy["model"],
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}})
+    # the stream as raw SSE text, in a response capture as some recorders keep it
+    _write(tmp_path, "s__001.json", "r/s@1", "request", "interaction 0", _request(OK))
+    _write(tmp_path, "s__002.json", "r/s@1", "response", "interaction 0", RAW_STREAM)
+    _write(tmp_path, "m__001.json", "r/m@1", "request", "interaction 0", _request(OK))
+    _write(tmp_path, "m__002.json", "r/m@1", "error", "interaction 0, HTTP 400", {
+        "type": "error", "error": {"type": "invalid_request_error", "message":
+                                   "Your credit balance is too low to access the Anthropic API. "
+                                   "Please go to Plans & Billing to upgrade or purchase credits."}})
+    assert main(["fidelity", str(tmp_path), "--no-streams", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    agreement = got["agreement"]
+    assert agreement["false_refusals"] == 0  # the legacy beta header may have been sent
+    assert agreement["refused_for_a_header_not_recorded"] == 2
+    assert agreement["false_accepts"] == 0 and agreement["real_400_404"] == 0
+    assert agreement["account_state"] == 1
+    assert {u["id"] for u in got["usage"]} >= {"s__001.json"}  # the raw text's usage is read
+    assert main(["fidelity", str(tmp_path), "--no-streams"]) == 0
+    assert "1 live answer(s) about the account, not the request" in capsys.readouterr().out
+
+
+def test_a_retirement_is_judged_on_its_day_and_live_evidence_wins() -> None:
+    from datetime import date
+
+    from simulator.models import MODELS, lookup
+    for m in MODELS:
+        if m.retired_on is not None:
+            assert m.retired_source, f"{m.id}: a retirement date without its source"
+        if m.served_until is not None:
+            assert m.served_source and m.retired_on is not None and m.served_until >= m.retired_on
+    sonnet = lookup("claude-3-5-sonnet-20241022")
+    assert sonnet is not None
+    assert not sonnet.retired(date(2025, 10, 21))
+    assert not sonnet.retired(date(2025, 10, 28))  # documented 10-22, served live on 10-28
+    assert sonnet.retired(date(2025, 10, 29))
+
+
+def test_a_raw_sse_text_in_a_response_capture_is_a_measured_stream(tmp_path: Path) -> None:
+    from simulator.captures import load_captures
+    from simulator.fidelity_streams import live_streams
+    _write(tmp_path, "s__001.json", "r/s@1", "request", "interaction 0", _request(OK))
+    _write(tmp_path, "s__002.json", "r/s@1", "response", "interaction 0", RAW_STREAM)
+    _write(tmp_path, "t__002.json", "r/t@1", "sse_events", "interaction 0", RAW_STREAM)
+    streams = list(live_streams(load_captures(tmp_path)))
+    assert [name for name, _, raw in streams if raw] == ["s__002.json#0", "t__002.json#0"]
