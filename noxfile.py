@@ -49,7 +49,9 @@ def tests(session: nox.Session) -> None:
     # is busy 1.8-2 cores for most of a run (process accounting; six were no faster, issue 21).
     # benchmarks/project_tests.py measures the same steps.
     # --durations=30: the slowest tests in every log, so a run says where its time went.
-    args = session.posargs or ["-n", "4", "-q", "--durations=30"]
+    # -rs: the skip reasons at the end, grouped and counted (pytest folds identical ones into
+    # "SKIPPED [N] file:line: reason"), so a skipped test always says why (issue 41).
+    args = session.posargs or ["-n", "4", "-q", "-rs", "--durations=30"]
     # What every xdist worker imports, compiled once before they start (scripts/warm_imports.py)
     session.run("python", "scripts/warm_imports.py", env=bytecode_env(session))
     session.run("pytest", *args, env=bytecode_env(session))
