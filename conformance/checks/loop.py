@@ -4,8 +4,15 @@
 
 A loop drives a recorded conversation against the replay engine, which judges every request by
 the simulator's rules. A failure is reported under the violated rule's id (first in the message)
-with the offending request as ``received``; requests the recording did not expect, a conversation
-left unfinished, and an exception are failures too.
+with the offending request as ``received``; requests sent after the conversation ended, a
+conversation left unfinished, and an exception are failures too.
+
+A check judges only what it observed. A request that passed every rule but that a *matcher*
+refused (it does not match the recording: the simulation cannot answer it as the API would)
+leaves the scenario **not judged**: SKIP, "not judged: request N does not match the recording:
+<one-line difference>", never a FAIL of the behaviour the check is about. A scenario with
+planned faults (a 429, a 529) says which were served before it judges the loop's answer to them:
+one served to no request (the loop never sent the request it waits for) leaves it not judged.
 
 A failure's reproducer is the requests the loop sent: the loop's output, which cannot be replayed
 into it. It is verified by driving the check's conversations again on a fresh loop against a
@@ -21,7 +28,7 @@ from dataclasses import replace
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
 from conformance.loops import corpus
-from conformance.loops.run import LoopOutcome
+from conformance.loops.run import LoopOutcome, fault_name
 from conformance.loops.scenarios import SCENARIOS, LoopScenario
 from conformance.loops.subject import FAMILY, TOOL_TYPE, LoopSession
 from conformance.rechecks import Verify, rerun_fresh_subject, verified_by_rerun
@@ -29,32 +36,79 @@ from conformance.reproducers import verdict_of
 from simulator.rules import RULES
 
 
+def not_judged(outcome: LoopOutcome) -> str | None:
+    """Why a run says nothing about the loop, or None: a request a matcher refused (and no rule
+    refused one: a rule's refusal is the loop's fault, judged first)."""
+    if outcome.violations or not outcome.refusals:
+        return None
+    first = outcome.refusals[0]
+    more = f" (+{len(outcome.refusals) - 1} more)" if len(outcome.refusals) > 1 else ""
+    return f"not judged: {first.line()}{more}"
+
+
+def faults_note(outcome: LoopOutcome) -> str:
+    """Which of the scenario's planned faults were served (empty without planned faults)."""
+    planned: list[tuple[int, str]] = [(i, f.kind) for i, faults in
+                                      sorted(outcome.scenario.faults.items()) for f in faults]
+    if not planned:
+        return ""
+    served = [f.line() for f in outcome.faults]
+    left = list(planned)
+    for f in outcome.faults:
+        if (f.exchange, f.kind) in left:
+            left.remove((f.exchange, f.kind))
+    unserved = [f"{fault_name(kind)} planned at exchange {i} not served" for i, kind in left]
+    return "faults: " + "; ".join(served + unserved)
+
+
+def unserved_faults(outcome: LoopOutcome) -> str | None:
+    """Why a fault scenario cannot judge the loop's answer to its faults, or None: none of its
+    planned faults was served (they are served only to a request matching their exchange)."""
+    if not outcome.scenario.faults or outcome.faults or outcome.violations:
+        return None
+    first = min(outcome.scenario.faults)
+    kinds = ", ".join(fault_name(f.kind) for f in outcome.scenario.faults[first])
+    return (f"not judged: the planned {kinds} was never served (it answers the first request "
+            f"matching exchange {first}, and the loop sent none)")
+
+
 def judge(outcome: LoopOutcome) -> None:
-    """Raise the failure an outcome shows (rule violations first), or return."""
+    """Raise the failure an outcome shows (rule violations first), the skip of a run that
+    cannot be judged (a matcher refused a request; a fault scenario whose fault was never
+    served), or return."""
     if outcome.violations:
         rule_id, message, body = outcome.violations[0]
         rule = RULES.get(rule_id)
         more = f" (+{len(outcome.violations) - 1} more)" if len(outcome.violations) > 1 else ""
-        raise CheckFailure(f"{rule_id}: {message}{more}", received=body,
+        note = faults_note(outcome)
+        raise CheckFailure(f"{rule_id}: {message}{more}" + (f" ({note})" if note else ""),
+                           received=body,
                            documented=f"{rule.statement} [{rule.source}]" if rule else None,
                            reproducer=outcome.requests)
-    if outcome.mismatches:
-        message, body = outcome.mismatches[0]
-        raise CheckFailure(f"the loop sent a request the conversation does not have: {message}",
-                           received=body, reproducer=outcome.requests)
+    why = not_judged(outcome) or unserved_faults(outcome)
+    if why:
+        note = faults_note(outcome)
+        raise CheckSkipped(why + (f" ({note})" if note else ""))
     if outcome.exhausted:
-        raise CheckFailure("the loop sent a request after the conversation ended (every recorded "
-                           "exchange had been served)", received=outcome.exhausted[0],
-                           reproducer=outcome.requests)
+        raise CheckFailure(_faults(outcome) + "the loop sent a request after the conversation "
+                           "ended (every recorded exchange had been served)",
+                           received=outcome.exhausted[0], reproducer=outcome.requests)
     if outcome.timed_out:
-        raise CheckFailure("the loop did not finish the conversation before the deadline",
-                           reproducer=outcome.requests)
+        raise CheckFailure(_faults(outcome) + "the loop did not finish the conversation before "
+                           "the deadline", reproducer=outcome.requests)
     if outcome.raised:
-        raise CheckFailure(f"the loop raised {outcome.raised}", reproducer=outcome.requests)
-    if outcome.unserved:
-        raise CheckFailure(f"the loop stopped before the conversation ended (exchanges "
-                           f"{outcome.unserved} of the recording were never requested)",
+        raise CheckFailure(f"{_faults(outcome)}the loop raised {outcome.raised}",
                            reproducer=outcome.requests)
+    if outcome.unserved:
+        raise CheckFailure(f"{_faults(outcome)}the loop stopped before the conversation ended "
+                           f"(exchanges {outcome.unserved} of the recording were never "
+                           "requested)", reproducer=outcome.requests)
+
+
+def _faults(outcome: LoopOutcome) -> str:
+    """A failure's lead in a fault scenario: which faults were served before what follows."""
+    note = faults_note(outcome)
+    return f"{note}. Then " if note else ""
 
 
 def failure_head(e: CheckFailure) -> str:
@@ -131,13 +185,19 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
                       for kind, why in declared.items())
     verdict, attributed = _attribute(s, verdict)
     if not verdict.failures and not verdict.not_run:
+        unjudged = f"; {verdict.unjudged_note()}" if verdict.unjudged else ""
         if attributed:
             # One defect, one failing check: the same defect fails the scenario checks named.
             raise CheckSkipped(attributed + (f"; {len(skipped)} not run, declared unsupported"
-                                             if skipped else ""))
+                                             if skipped else "") + unjudged)
         if skipped:
             raise CheckSkipped(f"{len(runs)} corpus conversations driven without a fault; "
-                               f"{len(skipped)} not run, declared unsupported by the loop: {skips}")
+                               f"{len(skipped)} not run, declared unsupported by the loop: {skips}"
+                               + unjudged)
+        if verdict.unjudged:
+            # Only what was judged can pass: the rest is named, not counted as a pass.
+            raise CheckSkipped(f"{len(runs) - len(verdict.unjudged)} corpus conversations driven "
+                               f"without a fault{unjudged}")
         return
     first = verdict.failures[0] if verdict.failures else None
     if first is not None:
@@ -213,6 +273,8 @@ def _attribute(s: LoopSession, verdict: corpus.CorpusVerdict) -> tuple[corpus.Co
         outcome = s.run(scenario.id)
         try:
             judge(outcome)
+        except CheckSkipped:  # not judged: it owns no defect
+            continue
         except CheckFailure:
             lines = [f"{rule_id}: {m}" for rule_id, m, _ in outcome.violations]
             lines += [f"mismatch: {m}" for m, _ in outcome.mismatches]

@@ -14,7 +14,7 @@ again on a fresh loop, against fresh simulations, and must find the same thing a
 from __future__ import annotations
 
 from conformance.catalog import CheckFailure, CheckSkipped, Severity, check
-from conformance.checks.loop import verified
+from conformance.checks.loop import not_judged, unserved_faults, verified
 from conformance.loops.run import LoopOutcome
 from conformance.loops.scenarios import RETRY_AFTER
 from conformance.loops.subject import FAMILY, TOOL_TYPE, LoopSession
@@ -69,7 +69,7 @@ def container_kept_on_continuation(s: LoopSession) -> None:
     A drop the API refuses is that rule's; a loop that also leaves the container out of a
     programmatic call's answer (refused there) shows the same defect: SKIP naming it.
     """
-    checked, gaps = 0, []
+    checked, gaps, unjudged = 0, [], []
     drops: list[Finding] = []
     last: LoopOutcome | None = None
     failing = ""
@@ -82,11 +82,16 @@ def container_kept_on_continuation(s: LoopSession) -> None:
         outcome = s.run(scenario_id)
         n, found = container_drops(outcome, scenario.load())
         checked += n
+        why_not = not_judged(outcome)
+        if why_not:
+            unjudged.append(f"{scenario_id}: {why_not}")
         if found and not drops:
             drops, last, failing = found, outcome, f"{scenario_id}: "
     if len(gaps) == len(CONTAINER_SCENARIOS):
         raise CheckSkipped("no scenario with a continuation applies to this loop: "
                            + "; ".join(gaps))
+    if not checked and unjudged:
+        raise CheckSkipped("; ".join(unjudged))
     if not checked:
         raise CheckSkipped("the loop sent no continuation after a response naming a container "
                            f"(it stopped first: {', '.join(CONTAINER_SCENARIOS)} report that)")
@@ -122,6 +127,9 @@ def caller_resent(s: LoopSession) -> None:
     scenario = s.scenario(CALLER_SCENARIO)
     outcome = s.run(CALLER_SCENARIO)
     resent, lost = lost_callers(outcome, scenario.load())
+    why_not = not_judged(outcome)
+    if not resent and why_not:
+        raise CheckSkipped(f"{CALLER_SCENARIO}: {why_not}")
     if not resent:
         raise CheckSkipped(f"the loop resent no programmatic tool_use ({CALLER_SCENARIO} "
                            "reports a loop that stops first)")
@@ -143,17 +151,23 @@ def retry_after_respected(s: LoopSession) -> None:
     retry is penalised beyond another 429 would make this a MUST.
     Time here only ever convicts of being early: a slow machine lengthens the measured wait, it
     cannot shorten it (a timer's slack of 50 ms is allowed). A loop that does not retry at all
-    is ``loop.errors.transient_retried``'s finding (SKIP here).
+    is ``loop.errors.transient_retried``'s finding (SKIP here). The 429 is served only to a
+    request matching the recording's first exchange: when none did (a matcher refused it), no
+    429 was served and nothing is judged (SKIP, naming the difference).
     """
     resolved = s.resolve(RETRY_AFTER)
     if isinstance(resolved, str):
         raise CheckSkipped(f"not applicable to this loop: {resolved}")
     outcome = s.drive(resolved)
-    waits = retries_after_wait(outcome)
-    if not waits:
-        raise CheckSkipped("the loop sent nothing after the 429 (loop.errors.transient_retried "
-                           "reports a loop that does not retry)")
+    if not outcome.faults:  # the 429 answers the first request matching exchange 0
+        why = not_judged(outcome) or unserved_faults(outcome)
+        raise CheckSkipped(f"{why}; no 429 was served" if why and "never served" not in why
+                           else why or "not judged: the planned 429 was never served")
     early = early_retries(outcome)
     if early:
         raise _fail(early, outcome)
+    if not retries_after_wait(outcome):
+        served = outcome.faults[0]
+        raise CheckSkipped(f"the loop sent nothing after the {served.line()} "
+                           "(loop.errors.transient_retried reports a loop that does not retry)")
     return None

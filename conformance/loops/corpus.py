@@ -223,14 +223,24 @@ def run_corpus(loop: Callable[..., Any] | None, runs: Iterable[CorpusRun], *, jo
         return list(pool.map(one, items))
 
 
+def not_judged(outcome: LoopOutcome) -> str | None:
+    """Why a run says nothing about the loop (a matcher refused a request and no rule refused
+    one: the simulation could not answer it as the API would), or None."""
+    if outcome.violations or not outcome.refusals:
+        return None
+    return outcome.refusals[0].line()
+
+
 def problems(run: CorpusRun, outcome: LoopOutcome) -> list[str]:
     """What went wrong in one run, one line each, rule ids first (exchange indices as in the
-    file); empty when the loop drove the conversation as recorded."""
+    file); empty when the loop drove the conversation as recorded, or when the run cannot be
+    judged (:func:`not_judged`)."""
     def original(i: int) -> int:
         return run.kept[i] if 0 <= i < len(run.kept) else i
 
+    if not_judged(outcome):
+        return []
     lines = [f"{rule_id}: {message}" for rule_id, message, _ in outcome.violations]
-    lines += [f"mismatch: {message}" for message, _ in outcome.mismatches]
     past_end = outcome.exhausted[1:] if run.open_end else outcome.exhausted
     if past_end:
         lines.append(f"{len(past_end)} request(s) after the conversation ended")
@@ -274,6 +284,16 @@ class CorpusVerdict:
     failures: tuple[tuple[str, tuple[str, ...], Any, list[Any]], ...]
     not_run: tuple[str, ...]
     rules: tuple[str, ...]
+    #: Conversations not judged: (cassette id, the first matcher refusal, one line).
+    unjudged: tuple[tuple[str, str], ...] = ()
+
+    def unjudged_note(self) -> str:
+        """The conversations not judged, counted, with the first one's difference."""
+        if not self.unjudged:
+            return ""
+        cassette_id, line = self.unjudged[0]
+        return (f"{len(self.unjudged)} corpus conversation(s) not judged: a matcher refused a "
+                f"request (first: {cassette_id}: {line})")
 
     def message(self, shown: int = 5, width: int = 240) -> str:
         """One summary line (the first violated rule id first), the first ``shown`` failing
@@ -292,6 +312,8 @@ class CorpusVerdict:
             lines.append(f"(+{failing - shown} more failing cassettes: {more})")
         if self.not_run:
             lines.append(f"{len(self.not_run)} cassettes not run: the loop timed out too often")
+        if self.unjudged:
+            lines.append(f"({self.unjudged_note()})")
         return "\n".join(lines)
 
     def reproducer(self, shown: int = 5) -> list[dict[str, Any]]:
@@ -304,9 +326,14 @@ class CorpusVerdict:
 def verdict(plan_: CorpusPlan, outcomes: list[LoopOutcome | None]) -> CorpusVerdict:
     failures = []
     not_run = []
+    unjudged = []
     for run, outcome in zip(plan_.runs, outcomes, strict=True):
         if outcome is None:
             not_run.append(run.scenario.id)
+            continue
+        why = not_judged(outcome)
+        if why:
+            unjudged.append((run.scenario.id, why))
             continue
         found = problems(run, outcome)
         if found:
@@ -315,7 +342,7 @@ def verdict(plan_: CorpusPlan, outcomes: list[LoopOutcome | None]) -> CorpusVerd
     rules = dict.fromkeys(line.split(":", 1)[0] for _, found, _, _ in failures for line in found
                           if line.split(":", 1)[0] in RULES)
     return CorpusVerdict(len(plan_.runs), len(plan_.excluded), tuple(failures), tuple(not_run),
-                         tuple(rules))
+                         tuple(rules), tuple(unjudged))
 
 
 def replayed_cassettes() -> list[Cassette]:

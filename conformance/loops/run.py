@@ -7,6 +7,14 @@ the simulator in-process. The loop runs in a thread with a deadline; the outcome
 violations (with the offending request), the requests the recording did not expect (and those sent
 after it ended), the exchanges the loop never reached, and what the loop raised.
 
+What the outcome can and cannot judge: a request refused by a protocol rule is the loop's fault
+(:attr:`LoopOutcome.violations`); a request a *matcher* refused (it passed every rule but does
+not match the recording: :attr:`LoopOutcome.refusals`, each with its one-line difference) leaves
+the rest of the conversation unjudged, since the simulation could not answer it as the API
+would. The faults a scenario plans are served only to a request that matched their exchange:
+:attr:`LoopOutcome.faults` lists those served, so a check judges the loop's answer to a fault
+only when it met one.
+
 ``matching`` names the engine's matcher set (:data:`simulator.matchers.MATCHER_SETS`): ``"exact"``
 (default) or ``"tolerant"``, which judges the protocol and not the formatting a framework gives
 its requests (tool order, schema noise, whole history or a restart); what it normalised is in
@@ -61,6 +69,49 @@ class Sent:
     log_mark: int = field(default=0, repr=False)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A request a matcher refused: it passed every protocol rule but does not match the
+    recording, so the simulation could not answer it (not the loop's fault, not judged)."""
+
+    #: Its index among the loop's requests (``LoopOutcome.sent``), from 0; -1 when unknown.
+    request: int
+    #: The recorded exchange it was compared with.
+    exchange: int
+    matcher: str
+    #: The first difference, one line (``tools[get_weather].input_schema...: recorded ..., received ...``).
+    difference: str
+    body: Any = field(default=None, compare=False, repr=False)
+
+    def line(self) -> str:
+        """``request N does not match the recording: <difference>``."""
+        return f"request {self.request} does not match the recording: {self.difference}"
+
+
+@dataclass(frozen=True)
+class ServedFault:
+    """A planned fault the simulation served: to which request, at which exchange."""
+
+    #: Its index among the loop's requests (``LoopOutcome.sent``), from 0; -1 when unknown.
+    request: int
+    exchange: int
+    kind: str
+
+    def line(self) -> str:
+        return f"{fault_name(self.kind)} served to request {self.request}"
+
+
+#: How a fault reads in a message (its HTTP status where it has one).
+FAULT_NAMES = {"rate_limit": "429 rate_limit_error", "overloaded": "529 overloaded_error",
+               "api_error": "500 api_error", "request_too_large": "413 request_too_large",
+               "drop": "dropped connection", "slow": "slow response", "stall": "stalled stream",
+               "stream_error": "mid-stream error event"}
+
+
+def fault_name(kind: str) -> str:
+    return FAULT_NAMES.get(kind, kind)
+
+
 @dataclass
 class LoopOutcome:
     scenario: LoopScenario
@@ -79,6 +130,17 @@ class LoopOutcome:
     normalised: list[str] = field(default_factory=list)
     #: Every request with its answer, in the order the simulation received them.
     sent: list[Sent] = field(default_factory=list)
+    #: Requests a matcher refused (the recording has no such request), in order: see
+    #: :class:`Refusal`. ``mismatches`` has the same, as (message, body).
+    refusals: list[Refusal] = field(default_factory=list)
+    #: The planned faults served, in order (a fault is served only to a request that matched).
+    faults: list[ServedFault] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        """Whether every request the loop sent could be answered as recorded (no matcher
+        refused one): otherwise what followed the refusal says nothing about the loop."""
+        return not self.refusals
 
 
 #: How long one conversation of a scenario may take, in seconds of wall time: a scenario's
@@ -144,13 +206,21 @@ class Harness:
     def finish(self) -> LoopOutcome:
         """Read the engine's log into the outcome (violations, mismatches, requests past the
         end, exchanges never served)."""
-        from simulator.events import ExchangeServed, Mismatch, RequestReceived, RuleViolated
+        from simulator.events import (
+            ExchangeServed,
+            FaultInjected,
+            Mismatch,
+            RequestReceived,
+            RuleViolated,
+        )
 
         outcome = self.outcome
         received: list[tuple[int, RequestReceived]] = []
         bodies: dict[str, Any] = {}
         served: dict[str, int] = {}
         refused: dict[str, str] = {}
+        mismatched: list[Mismatch] = []
+        faulted: list[FaultInjected] = []
         for seq, ev in enumerate(self.engine.log[self.first_seq:], self.first_seq):
             if isinstance(ev, RequestReceived):
                 bodies[ev.request_id] = ev.body
@@ -164,10 +234,9 @@ class Harness:
             elif isinstance(ev, Mismatch) and ev.matcher == "exhausted":
                 outcome.exhausted.append(bodies.get(ev.request_id))
             elif isinstance(ev, Mismatch) and ev.refused:
-                outcome.mismatches.append((
-                    f"request for exchange {ev.exchange_index}: `{ev.matcher}` differs from the "
-                    f"recording (recorded {_short(ev.expected)}, received {_short(ev.received)})",
-                    bodies.get(ev.request_id)))
+                mismatched.append(ev)
+            elif isinstance(ev, FaultInjected):
+                faulted.append(ev)
             if isinstance(ev, ExchangeServed) and ev.status < 400:
                 served[ev.request_id] = ev.exchange_index
         claimed: set[str] = set()
@@ -179,6 +248,15 @@ class Harness:
                 claimed.add(got.request_id)
                 sent.request_id, sent.judged = got.request_id, got.body
                 sent.exchange, sent.rule = served.get(got.request_id), refused.get(got.request_id)
+        index = {sent.request_id: i for i, sent in enumerate(outcome.sent) if sent.request_id}
+        for ev in mismatched:
+            refusal = Refusal(index.get(ev.request_id, -1), ev.exchange_index, ev.matcher,
+                              difference_of(ev), bodies.get(ev.request_id))
+            outcome.refusals.append(refusal)
+            outcome.mismatches.append((f"{refusal.line()} (exchange {ev.exchange_index}, "
+                                       f"`{ev.matcher}`)", refusal.body))
+        outcome.faults = [ServedFault(index.get(ev.request_id, -1), ev.exchange_index, ev.fault)
+                          for ev in faulted]
         # A deliberate violation the loop did not commit (the engine served the corrected request
         # after it) was not driven as recorded either.
         outcome.unserved = sorted([i for _, i in self.engine.remaining()]
@@ -238,6 +316,56 @@ def _joined(thread: threading.Thread, seconds: float) -> bool:
     return not thread.is_alive()
 
 
-def _short(value: Any, limit: int = 200) -> str:
+def difference_of(mismatch: Any) -> str:
+    """A matcher refusal's first difference, one line: the simulator's when it says it
+    (``difference``), else found here from the two keys."""
+    said = getattr(mismatch, "difference", None)
+    if isinstance(said, str) and said:
+        return said
+    return first_difference(mismatch.matcher, mismatch.expected, mismatch.received)
+
+
+def first_difference(where: str, recorded: Any, received: Any) -> str:
+    """The first path where ``received`` differs from ``recorded``, with both values, one line
+    (tools and other named items are addressed by name: ``tools[get_weather].input_schema``)."""
+    path, a, b = _walk(where, recorded, received)
+    return f"{path}: recorded {_short(a)}, received {_short(b)}"
+
+
+_MISSING = object()
+
+
+def _walk(path: str, a: Any, b: Any) -> tuple[str, Any, Any]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            x, y = a.get(k, _MISSING), b.get(k, _MISSING)
+            if x != y:
+                return _walk(f"{path}.{k}", x, y)
+    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        names_a, names_b = _names(a), _names(b)
+        if names_a is not None and names_b is not None and set(names_a) == set(names_b):
+            for name in names_a:
+                x, y = a[names_a.index(name)], b[names_b.index(name)]
+                if x != y:
+                    return _walk(f"{path}[{name}]", x, y)
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            if x != y:
+                return _walk(f"{path}[{i}]", x, y)
+        if len(a) != len(b):
+            return f"{path}.length", len(a), len(b)
+    return path, a, b
+
+
+def _names(items: Any) -> list[str] | None:
+    names = [i.get("name") for i in items if isinstance(i, dict)]
+    if len(names) != len(items) or not all(isinstance(n, str) for n in names) \
+            or len(set(names)) != len(names):
+        return None
+    return [str(n) for n in names]
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    if value is _MISSING:
+        return "nothing"
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit] + "…"
