@@ -35,6 +35,7 @@ from typing import Any
 from conformance.subjects.host import accepts_keyword
 from conformance.subjects.timing import Patience, thread_starvation
 from simulator.engine import Simulator
+from simulator.events import Mismatch
 from simulator.headers import replay_headers
 from simulator.http import SimRequest, SimResponse
 from simulator.matchers import Matcher
@@ -206,13 +207,7 @@ class Harness:
     def finish(self) -> LoopOutcome:
         """Read the engine's log into the outcome (violations, mismatches, requests past the
         end, exchanges never served)."""
-        from simulator.events import (
-            ExchangeServed,
-            FaultInjected,
-            Mismatch,
-            RequestReceived,
-            RuleViolated,
-        )
+        from simulator.events import ExchangeServed, FaultInjected, RequestReceived, RuleViolated
 
         outcome = self.outcome
         received: list[tuple[int, RequestReceived]] = []
@@ -316,56 +311,7 @@ def _joined(thread: threading.Thread, seconds: float) -> bool:
     return not thread.is_alive()
 
 
-def difference_of(mismatch: Any) -> str:
-    """A matcher refusal's first difference, one line: the simulator's when it says it
-    (``difference``), else found here from the two keys."""
-    said = getattr(mismatch, "difference", None)
-    if isinstance(said, str) and said:
-        return said
-    return first_difference(mismatch.matcher, mismatch.expected, mismatch.received)
-
-
-def first_difference(where: str, recorded: Any, received: Any) -> str:
-    """The first path where ``received`` differs from ``recorded``, with both values, one line
-    (tools and other named items are addressed by name: ``tools[get_weather].input_schema``)."""
-    path, a, b = _walk(where, recorded, received)
-    return f"{path}: recorded {_short(a)}, received {_short(b)}"
-
-
-_MISSING = object()
-
-
-def _walk(path: str, a: Any, b: Any) -> tuple[str, Any, Any]:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in list(a) + [k for k in b if k not in a]:
-            x, y = a.get(k, _MISSING), b.get(k, _MISSING)
-            if x != y:
-                return _walk(f"{path}.{k}", x, y)
-    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        names_a, names_b = _names(a), _names(b)
-        if names_a is not None and names_b is not None and set(names_a) == set(names_b):
-            for name in names_a:
-                x, y = a[names_a.index(name)], b[names_b.index(name)]
-                if x != y:
-                    return _walk(f"{path}[{name}]", x, y)
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                return _walk(f"{path}[{i}]", x, y)
-        if len(a) != len(b):
-            return f"{path}.length", len(a), len(b)
-    return path, a, b
-
-
-def _names(items: Any) -> list[str] | None:
-    names = [i.get("name") for i in items if isinstance(i, dict)]
-    if len(names) != len(items) or not all(isinstance(n, str) for n in names) \
-            or len(set(names)) != len(names):
-        return None
-    return [str(n) for n in names]
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    if value is _MISSING:
-        return "nothing"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
+def difference_of(mismatch: Mismatch) -> str:
+    """A matcher refusal's first difference, one line (the simulator's
+    :attr:`~simulator.events.Mismatch.line`: the first differing path and both values)."""
+    return mismatch.line
