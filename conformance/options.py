@@ -66,6 +66,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
                    metavar="ID", help="only these check ids (globs allowed: 'bash.session.*')")
     p.add_argument("--strict", action="store_true", help="SHOULD checks count like MUST ones")
+    p.add_argument("--fail-on-flaky", action="store_true",
+                   help="flaky results (a failure whose reproducer did not reproduce and that "
+                        "passed when run again alone) fail the run like failures (default: "
+                        "reported, not blocking)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="the command timeout given to subjects, in seconds (default 3)")
     p.add_argument("--startup-timeout", type=float, default=None, metavar="S",

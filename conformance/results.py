@@ -22,6 +22,36 @@ class Outcome(StrEnum):
     #: property or model check on a very slow subject or machine): neither a failure nor a pass,
     #: never blocking; the message says how far it got.
     INCOMPLETE = "incomplete"
+    #: The case never ran: its subject did not start in any case of the run (the command is
+    #: wrong, or the subject cannot start where it runs). No verdict on the check, never a
+    #: failure; the run has no verdict either (``tooluse run`` exits 2).
+    NOT_RUN = "not-run"
+    #: An intermittent failure: the check failed, its reproducer replayed on a fresh subject did
+    #: not show it again, and the check run again alone passed. ``rejudged`` keeps both
+    #: observations. A verdict of its own, shown in every report; it does not fail the run
+    #: unless the run says ``--fail-on-flaky``.
+    FLAKY = "flaky"
+
+
+def blocks(outcome: str, severity: str, *, strict: bool = False,
+           fail_on_flaky: bool = False) -> bool:
+    """Does a result fail the run? A gating check (MUST; SHOULD too under ``strict``) that
+    failed or hit a harness error, or (``fail_on_flaky``) came out flaky. A case that never
+    ran (``not-run``) is no failure: the run then has no verdict (see :func:`run_verdict`)."""
+    if severity != "MUST" and not (strict and severity == "SHOULD"):
+        return False
+    return outcome in (Outcome.FAIL.value, Outcome.ERROR.value) or (
+        fail_on_flaky and outcome == Outcome.FLAKY.value)
+
+
+def run_verdict(outcomes: list[str], blocking: int, *, complete: bool) -> str:
+    """``fail`` when a result blocks; else ``incomplete`` when the run stopped early or a case
+    never ran (no verdict on it); else ``pass``."""
+    if blocking:
+        return "fail"
+    if not complete or Outcome.NOT_RUN.value in outcomes:
+        return "incomplete"
+    return "pass"
 
 
 #: :attr:`CheckResult.reproduced` values: the reproducer was replayed, exactly as printed, on a
@@ -151,6 +181,8 @@ class RunInfo:
     argv: list[str] = field(default_factory=list)
     #: How many (check, subject) cases the run plans, for progress (None: unknown).
     planned: int | None = None
+    #: Flaky results fail the run like failures (``--fail-on-flaky``).
+    fail_on_flaky: bool = False
 
 
 class RunListener(Protocol):

@@ -48,11 +48,17 @@ from conformance.catalog import (
     CheckIncomplete,
     CheckSkipped,
     Rejudged,
-    Severity,
     checks_for,
 )
 from conformance.reproducers import relativize
-from conformance.results import CheckResult, Outcome, RunInfo, RunListener, SubjectInfo
+from conformance.results import (
+    CheckResult,
+    Outcome,
+    RunInfo,
+    RunListener,
+    SubjectInfo,
+    blocks,
+)
 from conformance.session import allow_spawn
 from conformance.subjects import forkserver, timing
 from conformance.subjects.host import accepts_keyword
@@ -116,6 +122,8 @@ class RunSummary:
     results: list[CheckResult]
     duration: float
     strict: bool = False
+    #: Flaky results fail the run like failures (``--fail-on-flaky``).
+    fail_on_flaky: bool = False
 
     def counts(self) -> dict[str, int]:
         out = {o.value: 0 for o in Outcome}
@@ -124,14 +132,17 @@ class RunSummary:
         return out
 
     def blocking(self) -> list[CheckResult]:
-        """Results that make the run fail: MUST (and with ``strict`` SHOULD) not passing/skipped."""
-        levels = {Severity.MUST.value} | ({Severity.SHOULD.value} if self.strict else set())
+        """Results that make the run fail: MUST (and with ``strict`` SHOULD) failures and harness
+        errors, and flaky ones with ``fail_on_flaky`` (:func:`~conformance.results.blocks`)."""
         return [r for r in self.results
-                if r.severity in levels and r.outcome in (Outcome.FAIL, Outcome.ERROR)]
+                if blocks(r.outcome.value, r.severity, strict=self.strict,
+                          fail_on_flaky=self.fail_on_flaky)]
 
     @property
     def ok(self) -> bool:
-        return not self.blocking()
+        """Nothing blocks, and every case ran (a case that never ran has no verdict)."""
+        return not self.blocking() and not any(r.outcome is Outcome.NOT_RUN
+                                               for r in self.results)
 
     @property
     def exit_code(self) -> int:
@@ -139,13 +150,14 @@ class RunSummary:
 
     def never_started(self) -> dict[str, str]:
         """Subjects that did not start in any case (subject name -> the first such message):
-        each of their results failed at start-up (the factory raised, the command died, or the
-        readiness call went unanswered or got no valid answer), none for a sandbox stop (a fork
-        bomb at start is a verdict of its checks). Such a subject fails every check alike."""
+        each of their results is ``not-run`` (:func:`run` marks them; or, from an older run,
+        a failure at start-up: the factory raised, the command died, or the readiness call went
+        unanswered or got no valid answer), none for a sandbox stop (a fork bomb at start is a
+        verdict of its checks). Such a subject has no verdict on any check."""
         out: dict[str, str] = {}
         for s in self.plan.subjects:
             mine = [r for r in self.results if r.subject == s.name]
-            if mine and all(is_start_failure(r) for r in mine):
+            if mine and all(r.outcome is Outcome.NOT_RUN or is_start_failure(r) for r in mine):
                 out[s.name] = mine[0].message
         return out
 
@@ -158,6 +170,47 @@ START_FAILURES = ("the subject did not start: ", "the subject failed its first c
 def is_start_failure(r: CheckResult) -> bool:
     return (r.outcome is Outcome.FAIL and r.message.startswith(START_FAILURES)
             and "the sandbox stopped it" not in r.message)
+
+
+def not_run(r: CheckResult) -> CheckResult:
+    """A start failure of a subject that started in no case of the run: the case never ran."""
+    return dataclasses.replace(r, outcome=Outcome.NOT_RUN)
+
+
+def mark_not_run(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """``results`` with every start failure of a subject that started in none of them made
+    ``not-run`` (:func:`not_run`); what the pytest plugin's report does with its items'."""
+    started = {r.subject for r in results if not is_start_failure(r)}
+    return [r if r.subject in started or not is_start_failure(r) else not_run(r)
+            for r in results]
+
+
+class _StartGate:
+    """Holds back a subject's start failures until it is seen to start in another case (then
+    they are failures, published as they came) or the run ends without that (then each is
+    published ``not-run``): listeners (results.json as it is written, progress) never see a
+    failure for a case that never ran. The caller holds the run's lock."""
+
+    def __init__(self, publish: Callable[[CheckResult], None]) -> None:
+        self.publish = publish
+        self.started: set[str] = set()
+        self.held: dict[str, list[CheckResult]] = {}
+
+    def __call__(self, r: CheckResult) -> None:
+        if r.subject not in self.started:
+            if is_start_failure(r):
+                self.held.setdefault(r.subject, []).append(r)
+                return
+            self.started.add(r.subject)
+            for h in self.held.pop(r.subject, []):
+                self.publish(h)
+        self.publish(r)
+
+    def close(self) -> None:
+        for held in self.held.values():
+            for r in held:
+                self.publish(not_run(r))
+        self.held.clear()
 
 
 def select_checks(subject: SubjectLike, patterns: Sequence[str] | None = None) -> list[Check]:
@@ -424,10 +477,10 @@ def default_jobs() -> int:
 
 def plan_run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
              timeout: float = DEFAULT_TIMEOUT, strict: bool = False,
-             argv: Sequence[str] = ()) -> RunPlan:
+             argv: Sequence[str] = (), fail_on_flaky: bool = False) -> RunPlan:
     cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)]
     info = RunInfo(subjects=[s.info for s in subjects], strict=strict, argv=list(argv),
-                   planned=len(cases))
+                   planned=len(cases), fail_on_flaky=fail_on_flaky)
     return RunPlan(list(subjects), cases, timeout, strict, info)
 
 
@@ -439,8 +492,11 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
         argv: Sequence[str] = (),
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-        confinement: Confinement | None = None) -> RunSummary:
+        confinement: Confinement | None = None, fail_on_flaky: bool = False) -> RunSummary:
     """Run every applicable check against every subject; see the module docstring.
+
+    A subject that starts in no case gets ``not-run`` results (:class:`_StartGate`), never
+    failures. ``fail_on_flaky``: a flaky result fails the run like a failure.
 
     ``confinement``: the sandbox mode and limits of every subject process of the run (default:
     as the environment's ``TOOLUSE_*`` variables say, read once here).
@@ -448,7 +504,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     ``listeners`` are :class:`~conformance.results.RunListener` s (any subset of its methods) or
     plain callables taking each :class:`CheckResult`. They are called one at a time.
     """
-    plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv)
+    plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv,
+                    fail_on_flaky=fail_on_flaky)
     confinement = confinement or Confinement.from_environ()
     hooks = list(listeners)
     lock = threading.Lock()
@@ -463,6 +520,12 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     started = time.monotonic()
     results: list[CheckResult] = []
     on_time: list[tuple[Case, CheckResult, list[timing.Miss]]] = []
+
+    def publish(r: CheckResult) -> None:
+        results.append(r)
+        _emit(hooks, "on_check_finished", r)
+
+    gate = _StartGate(publish)
 
     def one(case: Case) -> None:
         if stopping.is_set():
@@ -481,8 +544,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
             if judged_again(r, misses):  # judged again, alone, once the run is over
                 on_time.append((case, r, misses))
                 return
-            results.append(r)
-            _emit(hooks, "on_check_finished", r)
+            gate(r)
 
     def again(case: Case) -> tuple[CheckResult, list[timing.Miss]]:
         try:
@@ -521,8 +583,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                         if _start_only(first, misses) and is_start_failure(r):
                             started_badly[case.subject.name] = r
                     with lock:
-                        results.append(r)
-                        _emit(hooks, "on_check_finished", r)
+                        gate(r)
             except BaseException:
                 stopping.set()
                 for f in futures:
@@ -538,10 +599,13 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         forkserver.shutdown()
         if own_root:
             shutil.rmtree(root, ignore_errors=True)
+        with lock:
+            gate.close()  # subjects that never started: their cases did not run
         _emit(hooks, "on_run_finished", complete=complete)
     order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
-    return RunSummary(plan, results, round(time.monotonic() - started, 3), strict)
+    return RunSummary(plan, results, round(time.monotonic() - started, 3), strict,
+                      fail_on_flaky)
 
 
 def _harness_error(case: Case, e: Exception) -> CheckResult:

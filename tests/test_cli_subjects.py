@@ -9,6 +9,7 @@ import shlex
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from conformance.cli import build_parser, main
 from conformance.errors import UsageError
 from conformance.options import build_subjects
+from conformance.reports import validate_document
 from conformance.subjects.spec import command_label, command_subject, preflight
 
 #: A bash tool that answers every input with the same text: it fails bash.session.cwd_persists.
@@ -285,3 +287,47 @@ def test_a_subject_that_never_started_is_one_line_and_exit_2(
     assert "FAIL" not in captured.out and "rerun" not in captured.out, captured.out
     doc = json.loads((tmp_path / "out" / "results.json").read_text())  # the reports say it too
     assert doc["results"] and all("start" in r["message"] for r in doc["results"])
+    # A case that never ran is not a failure (issue 36): not-run in every report, never fail.
+    assert {r["outcome"] for r in doc["results"]} == {"not-run"}, doc["summary"]
+    summary = doc["summary"]
+    assert summary["fail"] == 0 and summary["blocking"] == 0, summary
+    assert summary["not-run"] == len(doc["results"]) and summary["verdict"] == "incomplete"
+    validate_document(doc)
+    out = tmp_path / "out"
+    junit = ET.fromstring((out / "junit.xml").read_text())
+    assert junit.get("failures") == "0" and junit.get("errors") == str(len(doc["results"]))
+    cases = junit.findall(".//testcase")
+    assert cases and all(c.get("status") == "not-run" and c.find("failure") is None
+                         and c.find("error") is not None for c in cases)
+    md = (out / "report.md").read_text()
+    assert "INCOMPLETE" in md and f"### Not run ({len(doc['results'])})" in md, md
+    assert "### Failures" not in md and "❌" not in md, md
+    html = (out / "report.html").read_text()
+    assert 'id="not-run"' in html and 'class="cell not-run"' in html
+    assert "<h2>Failures" in html and "<p>No failures.</p>" in html
+
+
+def test_start_failures_wait_for_a_start_and_become_not_run() -> None:
+    """The runner's gate: a subject's start failures are held until it starts in another case
+    (then they are failures, as they came) or the run ends (then each is not-run); the pytest
+    plugin's report marks its items' results the same way."""
+    from conformance.results import CheckResult, Outcome
+    from conformance.runner import _StartGate, mark_not_run
+
+    def r(subject: str, outcome: Outcome, message: str) -> CheckResult:
+        return CheckResult("bash.x.y", subject, "bash_20250124", "bash", "MUST", outcome,
+                           message=message)
+
+    seen: list[CheckResult] = []
+    gate = _StartGate(seen.append)
+    gate(r("a", Outcome.FAIL, "the subject did not start: boom"))
+    gate(r("b", Outcome.FAIL, "the subject did not start: boom"))
+    assert seen == []  # held: nobody knows yet whether the case could ever run
+    gate(r("a", Outcome.PASS, ""))
+    assert [x.outcome for x in seen] == [Outcome.FAIL, Outcome.PASS]  # a started: a failure
+    gate.close()
+    assert [(x.subject, x.outcome) for x in seen[2:]] == [("b", Outcome.NOT_RUN)]
+    marked = mark_not_run([r("a", Outcome.FAIL, "the subject did not start: x"),
+                           r("a", Outcome.FAIL, "not met"),
+                           r("b", Outcome.FAIL, "the subject did not answer its first call within 3 s")])
+    assert [x.outcome for x in marked] == [Outcome.FAIL, Outcome.FAIL, Outcome.NOT_RUN]

@@ -147,7 +147,8 @@ def _results_pair(tmp_path: Path) -> tuple[Path, Path]:
 def test_results_diff(tmp_path: Path, snapshot: Any) -> None:
     a, b = _results_pair(tmp_path)
     d = diff_paths(a, b)  # B given as a run directory
-    assert d["counts"] == {"regressions": 1, "fixed": 1, "changed": 0, "new": 1, "removed": 1}
+    assert d["counts"] == {"regressions": 1, "fixed": 1, "flaky": 0, "changed": 0, "new": 1,
+                           "removed": 1}
     reg = next(c for c in d["changed"] if c["kind"] == "regression")
     assert (reg["subject"], reg["check_id"], reg["before"], reg["after"]) == (
         "reference-bash", "bash.demo.session_persists", "pass", "fail")

@@ -108,17 +108,18 @@ def test_cells_counts_and_flag(matrix: tuple[int, Path, str]) -> None:
     both = _row(doc, "bash.output.stdout_and_stderr")
     assert {n: c["outcome"] for n, c in both["cells"].items()} == {
         "reference-bash": "pass", "no-stderr": "fail", "forgetful": "fail",
-        "never-starts": "fail", "future-python": "unavailable", "reference-editor": "n-a"}
-    assert both["counts"]["fail"] == 3 and both["counts"]["applies"] == 4
-    assert both["counts"]["start_failures"] == 1
-    assert both["cells"]["never-starts"]["start_failure"] is True
+        "never-starts": "not-run", "future-python": "unavailable", "reference-editor": "n-a"}
+    # a case that never ran is no failure (issue 36): not-run, outside the review counts
+    assert both["counts"]["fail"] == 2 and both["counts"]["applies"] == 3
+    assert both["counts"]["not-run"] == 1 and both["counts"]["start_failures"] == 0
+    assert "did not start" in both["cells"]["never-starts"]["message"]
     assert "start_failure" not in both["cells"]["no-stderr"]
     # flagged on the two that started (2 of 3); the one that never started is no evidence
     assert both["review"] and both["evidence"] == ["no-stderr", "forgetful"]
     cwd = _row(doc, "bash.session.cwd_persists")
     assert cwd["cells"]["forgetful"]["outcome"] == "fail"
     assert cwd["cells"]["no-stderr"]["outcome"] == "pass"
-    assert cwd["counts"]["fail"] == 2 and not cwd["review"]  # one of three that started
+    assert cwd["counts"]["fail"] == 1 and not cwd["review"]  # one of three that started
     view = _row(doc, "editor.view.returns_file_content")
     assert view["cells"]["reference-editor"]["outcome"] == "pass"
     assert view["counts"]["n-a"] == 5 and view["counts"]["unavailable"] == 0  # not its type
@@ -158,10 +159,9 @@ def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
     _, out, _ = matrix
     md = (out / "matrix.md").read_text()
     assert "### `bash.output.stdout_and_stderr` (MUST)" in md
-    assert f"{REVIEW_LABEL}: failed by 3 of the 4 implementations it applies to (1 of them did " \
-           "not start)" in md
+    assert f"{REVIEW_LABEL}: failed by 2 of the 3 implementations it applies to." in md
     assert "| `bash.output.stdout_and_stderr` ⚑ | MUST | pass | **FAIL** | **FAIL** | " \
-           "**FAIL** (start) | — | n/a | 3/4 |" in md
+           "not run | — | n/a | 2/3 |" in md
     assert "no python3.99" in md
     # the flagged check's source as a user opens it, and the sentence it rests on (issue 26)
     assert ("(source: PROTOCOL.md § 4. Bash tool: Semantics — https://platform.claude.com/docs/"

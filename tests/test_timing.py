@@ -311,7 +311,7 @@ def test_a_subject_that_never_starts_is_re_run_once_not_once_per_check(
     never = factory_subject(f"{py}:hangs_at_start", family="bash", name="never")
     summary = runner.run([never], checks=ids, timeout=1, jobs=3, startup_timeout=0.5)
     assert ATTEMPTS == {"late_once": 0, "always_late": 0, "wrong_not_late": 0}  # never started
-    assert all(r.outcome is Outcome.FAIL and r.rejudged and r.rejudged["repeated"]
+    assert all(r.outcome is Outcome.NOT_RUN and r.rejudged and r.rejudged["repeated"]
                for r in summary.results)
     inferred = [r for r in summary.results
                 if r.rejudged and "start-up failed again when" in r.rejudged["rerun"]["message"]]

@@ -1,8 +1,10 @@
 """``tooluse run``: the conformance suite against bash and text editor subjects.
 
-Exit 0 when every MUST check passes (``--strict``: every SHOULD too), 1 otherwise, 2 on usage
-errors, 130 when interrupted by SIGINT (Ctrl-C) and 143 by SIGTERM (subjects stopped, results.json
-left valid with ``"complete": false``). With ``--out DIR`` the run writes ``results.json`` (kept
+Exit 0 when every MUST check passes (``--strict``: every SHOULD too; a flaky result, an
+intermittent failure, does not fail the run unless ``--fail-on-flaky``), 1 otherwise, 2 on usage
+errors and when a subject started in no case (its checks are ``not-run``), 130 when interrupted
+by SIGINT (Ctrl-C) and 143 by SIGTERM (subjects stopped, results.json left valid with
+``"complete": false``). With ``--out DIR`` the run writes ``results.json`` (kept
 valid while the run goes), JUnit, Markdown and HTML reports there.
 """
 
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
                              jobs=args.jobs, listeners=listeners,
                              startup_timeout=args.startup_timeout or runner.DEFAULT_STARTUP_TIMEOUT,
                              confinement=confinement,
+                             fail_on_flaky=bool(getattr(args, "fail_on_flaky", False)),
                              argv=getattr(args, "_argv", None) or sys.argv[1:])
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,

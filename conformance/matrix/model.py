@@ -1,9 +1,11 @@
 """The matrix document (``matrix.json``, ``matrix.schema.json``): checks as rows, implementations
 as columns, one cell per (check, implementation).
 
-A cell's outcome is ``pass`` / ``fail`` / ``skip`` / ``error`` (from that implementation's
-``results.json``), ``n-a`` (the check does not apply to its tool type) or ``unavailable`` (the
-column did not run: interpreter missing, environment not built, run failed to start).
+A cell's outcome is ``pass`` / ``fail`` / ``skip`` / ``error`` / ``incomplete`` / ``flaky`` (an
+intermittent failure) / ``not-run`` (the implementation started in no case) (from that
+implementation's ``results.json``), ``n-a`` (the check does not apply to its tool type) or
+``unavailable`` (the column did not run: interpreter missing, environment not built, run failed
+to start).
 
 Per check: the counts, and the review flag: a check failed by more than half of the
 implementations it applies to (those where it passed, failed or hit a harness error; a skip says
@@ -39,7 +41,8 @@ REVIEW_LABEL = "review: common defect or calibration error"
 #: about the check itself.
 START_FAILURE = re.compile(r"the subject (did not start|did not answer its first call|failed its "
                            r"first call, at start-up)")
-CELL_OUTCOMES = ("pass", "fail", "skip", "error", "incomplete", "n-a", "unavailable")
+CELL_OUTCOMES = ("pass", "fail", "skip", "error", "incomplete", "flaky", "not-run", "n-a",
+                 "unavailable")
 #: Characters of a received / documented value or reproducer kept in a cell.
 VALUE_CHARS = 1500
 
@@ -108,11 +111,11 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
         cell["observed"] = r["observed"]
     if isinstance(r.get("rejudged"), dict):  # a failure that did not repeat: never silent
         cell["rejudged"] = rejudged_note(r["rejudged"])
-    if r["outcome"] in ("fail", "error", "skip", "incomplete"):
+    if r["outcome"] in ("fail", "error", "skip", "incomplete", "flaky", "not-run"):
         cell["message"] = r["message"]
     if r["outcome"] == "fail" and START_FAILURE.match(r["message"]):
-        cell["start_failure"] = True
-    if r["outcome"] in ("fail", "error"):
+        cell["start_failure"] = True  # an older results.json: today's says not-run
+    if r["outcome"] in ("fail", "error", "flaky"):
         for key in ("received", "documented"):
             if r.get(key) is not None:
                 cell[key] = format_value(r[key], VALUE_CHARS)
@@ -130,10 +133,12 @@ def _cell(chk: Check, col: ColumnRun, by_id: dict[str, dict[str, Any]]) -> dict[
 
 def review(counts: dict[str, int]) -> bool:
     """Failed by more than half of the implementations it applies to, and by at least 2 (an
-    implementation that did not start says nothing about the check: left out of both)."""
+    implementation that did not start says nothing about the check: left out of both; a flaky
+    one counts where it applies, not as a failure)."""
     start = counts.get("start_failures", 0)
     fails = counts["fail"] - start
-    applies = counts["pass"] + counts["fail"] + counts["error"] - start
+    applies = (counts["pass"] + counts["fail"] + counts["error"] + counts.get("flaky", 0)
+               - start)
     return fails >= REVIEW_MIN_FAILS and fails * 2 > applies
 
 
@@ -148,7 +153,7 @@ def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
         cells = {c.entry.name: _cell(chk, c, by_id) for c, by_id in zip(columns, by_col,
                                                                         strict=True)}
         counts = {o: sum(cell["outcome"] == o for cell in cells.values()) for o in CELL_OUTCOMES}
-        counts["applies"] = counts["pass"] + counts["fail"] + counts["error"]
+        counts["applies"] = counts["pass"] + counts["fail"] + counts["error"] + counts["flaky"]
         counts["start_failures"] = sum(bool(cell.get("start_failure")) for cell in cells.values())
         flagged = review(counts)
         rows.append({**check_record(chk), "cells": cells, "counts": counts,
@@ -164,8 +169,9 @@ def build_matrix(columns: Sequence[ColumnRun], *, out_root: Path, config: str,
         "duration": round(duration, 1),
         "check_patterns": list(patterns),
         "review_rule": (f"it is failed by more than half of the implementations the check "
-                        f"applies to (pass + fail + error) and by at least {REVIEW_MIN_FAILS}; "
-                        "an implementation that did not start is left out of both counts"),
+                        f"applies to (pass + fail + error + flaky) and by at least "
+                        f"{REVIEW_MIN_FAILS}; an implementation that did not start is left out "
+                        "of both counts"),
         "implementations": [implementation_record(c, out_root) for c in columns],
         "checks": rows,
     }

@@ -17,6 +17,7 @@ table{border-collapse:collapse;margin:.5em 0}
 th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
 thead th{position:sticky;top:0;background:#f4f4f4}
 td.pass{background:#e7f6e7}td.fail{background:#fbe1e1}td.error{background:#fff0c8}
+td.flaky{background:#fff0c8;font-style:italic}
 td.skip{background:#f0f0f0;color:#666}td.n-a{color:#aaa}td.unavailable{color:#aaa}
 tr.review>td:first-child{border-left:4px solid #c00}
 details summary{cursor:pointer;font-weight:600}
@@ -28,7 +29,8 @@ code.rerun{display:block;white-space:pre-wrap;word-break:break-all;background:#e
 .flag{color:#c00;font-weight:600}.small{color:#666;font-size:12px}
 """
 _WORD = {"pass": "pass", "fail": "FAIL", "skip": "skip", "error": "ERROR",
-         "incomplete": "incomplete", "n-a": "n/a", "unavailable": "—"}
+         "incomplete": "incomplete", "flaky": "flaky", "not-run": "not run", "n-a": "n/a",
+         "unavailable": "—"}
 
 
 def _cell_body(cell: dict[str, Any], family: str = "") -> str:
@@ -54,7 +56,8 @@ def _cell_body(cell: dict[str, Any], family: str = "") -> str:
 def _cell(cell: dict[str, Any], family: str = "") -> str:
     o = cell["outcome"]
     word = _WORD[o] + (" (start)" if cell.get("start_failure") else "")
-    if o in ("fail", "error", "skip", "incomplete") and (cell.get("message") or cell.get("rerun")):
+    if o in ("fail", "error", "skip", "incomplete", "flaky", "not-run") and (
+            cell.get("message") or cell.get("rerun")):
         inner = f"<details><summary>{word}</summary>{_cell_body(cell, family)}</details>"
     elif cell.get("observed"):
         inner = f"<span title=\"{escape(cell['observed'])}\">{word}*</span>"
@@ -125,8 +128,9 @@ def render_html(doc: dict[str, Any]) -> str:
         f"<style>{_CSS}</style></head><body><h1>Compatibility matrix</h1>"
         f"<p>{escape(header_line(doc).replace('`', ''))}</p>"
         "<p class=small>Cells: pass, pass* (passed, and noted the convention it observed where "
-        "the docs leave a choice: hover it), FAIL (with \"(start)\": the implementation did not "
-        "start), "
+        "the docs leave a choice: hover it), FAIL, flaky (an intermittent failure: it failed, "
+        "its reproducer did not reproduce, and it passed run again alone), not run (the "
+        "implementation started in no case; older runs: FAIL (start)), "
         "skip, ERROR (a harness error, not counted against the "
         "implementation), n/a (not its tool type), — (the column did not run); click a FAIL or "
         "ERROR for the message, the evidence and the rerun command. ⚑ " + REVIEW_LABEL

@@ -9,7 +9,7 @@ from conformance.matrix.model import REVIEW_LABEL, catalog
 from simulator.sources import cite_json_text
 
 MARK = {"pass": "pass", "fail": "**FAIL**", "skip": "skip", "error": "ERROR",
-        "incomplete": "incomplete", "n-a": "n/a",
+        "incomplete": "incomplete", "flaky": "flaky", "not-run": "not run", "n-a": "n/a",
         "unavailable": "—"}
 MESSAGE_CHARS = 300
 
@@ -57,8 +57,10 @@ def implementation_rows(doc: dict[str, Any]) -> list[str]:
 def render_markdown(doc: dict[str, Any]) -> str:
     names = [i["name"] for i in doc["implementations"]]
     out = ["# Compatibility matrix", "", header_line(doc), "",
-           "Cells: pass, **FAIL** (with \"(start)\": the implementation did not start), skip, "
-           "ERROR (a harness error, not counted against the implementation), n/a (the check "
+           "Cells: pass, **FAIL**, flaky (an intermittent failure: it failed, its reproducer did "
+           "not reproduce, and it passed run again alone), skip, ERROR (a harness error, not "
+           "counted against the implementation), not run (the implementation started in no "
+           "case; older runs: **FAIL** (start)), n/a (the check "
            "does not apply to its tool type), — (the column did not run). "
            f"A check is flagged *{REVIEW_LABEL}* when {doc['review_rule']}.", "",
            "## Implementations", "", *implementation_rows(doc), ""]
@@ -97,14 +99,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += ["", "## Failures and errors", ""]
     any_problem = False
     for name in names:
-        rows = [r for r in doc["checks"] if r["cells"][name]["outcome"] in ("fail", "error")]
+        rows = [r for r in doc["checks"]
+                if r["cells"][name]["outcome"] in ("fail", "error", "flaky")]
         if not rows:
             continue
         any_problem = True
         out += [f"### {name}", ""]
         for r in rows:
             cell = r["cells"][name]
-            word = "FAIL" if cell["outcome"] == "fail" else "ERROR"
+            word = {"fail": "FAIL", "error": "ERROR", "flaky": "FLAKY"}[cell["outcome"]]
             out.append(f"- {word} `{r['id']}` ({r['severity']}): "
                        f"{_one_line(cell.get('message', ''))}")
             if cell.get("rerun"):

@@ -4,6 +4,8 @@
 ``<check id>[<subject>]`` under a ``tooluse`` collector, so ``-k``, ``-x``, ``-n`` and JUnit work
 as usual. Each item runs :func:`conformance.runner.run_case`: a MUST failure (or any harness
 error) fails the item, SHOULD/INFO failures are xfail unless ``--tooluse-strict``, skips skip.
+A flaky result (an intermittent failure) passes with a warning that gives both observations,
+and fails the item like a failure under ``--tooluse-fail-on-flaky``.
 """
 
 from __future__ import annotations
@@ -63,9 +65,10 @@ class ConformanceCollector(pytest.Collector):
 class ConformanceItem(pytest.Item):
     def __init__(self, *, subject: Subject, check: Check, timeout: float, strict: bool,
                  startup_timeout: float | None = None, confinement: Confinement | None = None,
-                 **kwargs: Any) -> None:
+                 fail_on_flaky: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.subject, self.check, self.timeout, self.strict = subject, check, timeout, strict
+        self.fail_on_flaky = fail_on_flaky
         self.startup_timeout = startup_timeout
         self.confinement = confinement
         self.add_marker(pytest.mark.tooluse)
@@ -78,7 +81,7 @@ class ConformanceItem(pytest.Item):
         result = run_case(self.subject, self.check, confinement=self.confinement, **kwargs)
         self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
         self.user_properties.append(("outcome", result.outcome.value))
-        if result.rejudged:  # a failure on time, run again at once: both timings, never silent
+        if result.rejudged:  # a failure run again at once: both observations, never silent
             from conformance.results import rejudged_note
 
             self.user_properties.append(("rejudged", rejudged_note(result.rejudged)))
@@ -93,8 +96,16 @@ class ConformanceItem(pytest.Item):
             pytest.skip(f"incomplete: {result.message}")
         if result.outcome is Outcome.PASS:
             return
-        blocking = (result.outcome is Outcome.ERROR or self.check.severity is Severity.MUST
-                    or (self.strict and self.check.severity is Severity.SHOULD))
+        gating = (self.check.severity is Severity.MUST
+                  or (self.strict and self.check.severity is Severity.SHOULD))
+        if result.outcome is Outcome.FLAKY and not (self.fail_on_flaky and gating):
+            import warnings
+
+            warnings.warn(f"tooluse: {self.check.id} on {self.subject.name} is flaky (an "
+                          f"intermittent failure; --tooluse-fail-on-flaky fails it): "
+                          f"{result.message}", stacklevel=1)
+            return
+        blocking = result.outcome is Outcome.ERROR or gating
         if not blocking:
             pytest.xfail(f"{self.check.severity} check failed: {result.message}")
         raise ConformanceFailure(result)
@@ -110,7 +121,8 @@ class ConformanceItem(pytest.Item):
         extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
         if self.startup_timeout is not None:
             extra += ["--startup-timeout", f"{self.startup_timeout:g}"]
-        return rerun_command({"argv": ["run", *extra], "strict": self.strict},
+        return rerun_command({"argv": ["run", *extra], "strict": self.strict,
+                              "fail_on_flaky": self.fail_on_flaky},
                              self.subject.info.to_json(), self.check.id)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -118,7 +130,9 @@ class ConformanceItem(pytest.Item):
 
 
 def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
-    kind = "harness error" if r.outcome is Outcome.ERROR else f"{check.severity} check failed"
+    kind = ("harness error" if r.outcome is Outcome.ERROR
+            else f"{check.severity} check flaky (--tooluse-fail-on-flaky)"
+            if r.outcome is Outcome.FLAKY else f"{check.severity} check failed")
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
              f"  requirement: {check.statement}", f"  source: {check.source.cite()}",
              *[f"  {line}" for line in basis_lines(check.basis_json())],
@@ -168,5 +182,6 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
             items.append(ConformanceItem.from_parent(
                 parent, name=f"{chk.id}[{subject.name}]", subject=subject, check=chk,
                 timeout=timeout, strict=strict,
+                fail_on_flaky=bool(config.getoption("--tooluse-fail-on-flaky")),
                 startup_timeout=config.getoption("--tooluse-startup-timeout"),
                 confinement=config.stash.get(CONFINEMENT, None)))

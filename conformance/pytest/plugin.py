@@ -71,6 +71,9 @@ OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                             "first, harmless call (not tool time)")),
     ("--tooluse-strict", dict(action="store_true", default=False,
                               help="SHOULD checks fail the test run like MUST ones")),
+    ("--tooluse-fail-on-flaky", dict(action="store_true", default=False,
+                                     help="flaky results (an intermittent failure) fail their "
+                                          "item like failures (default: a pass with a warning)")),
     ("--tooluse-sandbox", dict(choices=("auto", "required", "off"), default=None,
                                help="run subjects under bubblewrap (default auto: where it works; "
                                     "required: a usage error without it); see tooluse run "

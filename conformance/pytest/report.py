@@ -57,13 +57,17 @@ class ResultsCollector:
         subjects = subjects_from_config(self.config)
         plan = runner.plan_run(subjects, checks=self.config.getoption("--tooluse-check") or None,
                                strict=bool(self.config.getoption("--tooluse-strict")),
+                               fail_on_flaky=bool(self.config.getoption(
+                                   "--tooluse-fail-on-flaky")),
                                argv=["pytest", *sys.argv[1:]])
         reports = RunReports(self.out_dir, progress=False)
         reports.on_run_started(plan.info)
         order = {(c.check.id, c.subject.name): n for n, c in enumerate(plan.cases)}
-        for data in sorted(self.results, key=lambda d: order.get((d["check_id"], d["subject"]),
-                                                                  len(order))):
-            reports.on_check_finished(CheckResult.from_json(data))
+        ordered = sorted(self.results, key=lambda d: order.get((d["check_id"], d["subject"]),
+                                                               len(order)))
+        # A subject that started in no item: its cases did not run (not-run, never a failure).
+        for result in runner.mark_not_run([CheckResult.from_json(d) for d in ordered]):
+            reports.on_check_finished(result)
         reports.on_run_finished(complete=exitstatus != pytest.ExitCode.INTERRUPTED)
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:

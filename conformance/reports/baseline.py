@@ -4,6 +4,10 @@ A baseline lists known failures, one per line: ``check-id`` (any subject) or
 ``subject:check-id`` (split on the last ``:``, so subject names may contain colons); ``#`` starts a
 comment. Known failures do not fail the run; new failures do; an entry whose checks now pass is
 *stale* and fails the run too, so the baseline shrinks as the implementation gets fixed.
+
+A flaky result (an intermittent failure) counts as a failure only under ``--fail-on-flaky``:
+then an entry lists it like a failure. Without the flag it fails nothing, and an entry for it
+is not stale either (the defect is still there, only intermittent).
 """
 
 from __future__ import annotations
@@ -78,8 +82,9 @@ def load_baseline(path: str | Path) -> Baseline:
         raise BaselineError(f"{p}: not UTF-8 text") from None
 
 
-def _failing(r: CheckResult) -> bool:
-    return r.outcome in (Outcome.FAIL, Outcome.ERROR)
+def _failing(r: CheckResult, fail_on_flaky: bool = False) -> bool:
+    return r.outcome in (Outcome.FAIL, Outcome.ERROR) or (fail_on_flaky
+                                                          and r.outcome is Outcome.FLAKY)
 
 
 @dataclass
@@ -124,16 +129,18 @@ class BaselineVerdict:
 
 
 def apply_baseline(results: Iterable[CheckResult], baseline: Baseline, *,
-                   strict: bool = False) -> BaselineVerdict:
+                   strict: bool = False, fail_on_flaky: bool = False) -> BaselineVerdict:
     """Split a run's failures into known and new, and find stale baseline entries.
 
     A failure (or harness error) is *new* when it would fail the run (a MUST check, a SHOULD one
     under ``strict``) and no entry lists it. Listed SHOULD/INFO failures count as known too.
+    A flaky result is a failure here under ``fail_on_flaky`` only; an entry whose results are
+    flaky is never stale.
     """
     results = list(results)
     verdict = BaselineVerdict()
     for r in results:
-        if not _failing(r):
+        if not _failing(r, fail_on_flaky):
             continue
         if any(e.matches(r) for e in baseline.entries):
             verdict.known.append(r)
@@ -143,7 +150,7 @@ def apply_baseline(results: Iterable[CheckResult], baseline: Baseline, *,
         matched = [r for r in results if e.matches(r)]
         if not matched:
             verdict.unmatched.append(e)
-        elif not any(_failing(r) for r in matched) and any(r.outcome is Outcome.PASS
-                                                            for r in matched):
+        elif not any(_failing(r) or r.outcome is Outcome.FLAKY for r in matched) and any(
+                r.outcome is Outcome.PASS for r in matched):
             verdict.stale.append(e)
     return verdict

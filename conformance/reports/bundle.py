@@ -35,7 +35,8 @@ def write_reports(run: RunResults | dict[str, Any], out_dir: str | Path, *,
     doc = run.doc if isinstance(run, RunResults) else run
     results = RunResults(doc).results
     out = Path(out_dir)
-    verdict = (apply_baseline(results, baseline, strict=bool(doc["run"].get("strict")))
+    verdict = (apply_baseline(results, baseline, strict=bool(doc["run"].get("strict")),
+                              fail_on_flaky=bool(doc["run"].get("fail_on_flaky")))
                if baseline is not None else None)
     paths = {"junit": out / JUNIT, "markdown": out / MARKDOWN, "html": out / HTML}
     write_atomic(paths["junit"], render_junit(doc, verdict))
@@ -48,8 +49,9 @@ def write_reports(run: RunResults | dict[str, Any], out_dir: str | Path, *,
 
 
 def exit_code(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> int:
-    """0 when the run passes (every MUST, or the baseline holds), 1 otherwise (incomplete too)."""
-    if not doc["run"]["complete"]:
+    """0 when the run passes (every MUST, or the baseline holds), 1 otherwise (incomplete too:
+    the run stopped early, or a case never ran)."""
+    if not doc["run"]["complete"] or doc["summary"]["verdict"] == "incomplete":
         return 1
     if verdict is not None:
         return verdict.exit_code

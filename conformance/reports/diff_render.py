@@ -22,7 +22,9 @@ def render_results_md(d: dict[str, Any]) -> str:
            f"{d['a']['anthropic_sdk_version']}, {d['a']['summary']['verdict']})  ",
            f"B: {d['b']['path']} (suite {d['b']['suite_version']}, anthropic "
            f"{d['b']['anthropic_sdk_version']}, {d['b']['summary']['verdict']})", "",
-           f"**{c['regressions']} regression(s)**, {c['fixed']} fixed, {c['changed']} other "
+           f"**{c['regressions']} regression(s)**, {c['fixed']} fixed, "
+           + (f"{c['flaky']} now flaky (intermittent), " if c.get("flaky") else "")
+           + f"{c['changed']} other "
            f"change(s), {c['new']} new, {c['removed']} removed.", ""]
     for side in ("a", "b"):
         if not d[side]["complete"]:
@@ -30,7 +32,7 @@ def render_results_md(d: dict[str, Any]) -> str:
     if d["subjects"]["added"] or d["subjects"]["removed"]:
         out += [f"Subjects added: {', '.join(map(_c, d['subjects']['added'])) or '—'}; "
                 f"removed: {', '.join(map(_c, d['subjects']['removed'])) or '—'}", ""]
-    order = {"regression": 0, "changed": 1, "fixed": 2}
+    order = {"regression": 0, "flaky": 1, "changed": 2, "fixed": 3}
     changed = sorted(d["changed"], key=lambda x: (order[x["kind"]], x["subject"], x["check_id"]))
     if changed:
         out += ["### Changed outcome", "", "| | subject | check | severity | A | B |",

@@ -10,11 +10,18 @@ from .results_file import RunResults
 _BAD = ("fail", "error")
 
 
-def _kind(before: str, after: str) -> str:
+def _kind(before: str, after: str, flaky_fails: bool = False) -> str:
+    """``regression`` (B fails or errs where A did not), ``fixed`` (B passes where A failed,
+    erred or was flaky), ``flaky`` (B is flaky where A was not: an intermittent failure, not a
+    regression unless B's run counted flaky results, ``flaky_fails``) or ``changed``."""
+    if flaky_fails and after == "flaky" and before not in (*_BAD, "flaky"):
+        return "regression"
     if before not in _BAD and after in _BAD:
         return "regression"
-    if before in _BAD and after == "pass":
+    if before in (*_BAD, "flaky") and after == "pass":
         return "fixed"
+    if after == "flaky":
+        return "flaky"
     return "changed"
 
 
@@ -27,14 +34,16 @@ def diff_results(a: RunResults, b: RunResults) -> dict[str, Any]:
     ra = {_key(r): r for r in a.doc["results"]}
     rb = {_key(r): r for r in b.doc["results"]}
     changed, new, removed = [], [], []
+    flaky_fails = bool(b.doc["run"].get("fail_on_flaky"))
     for key in sorted(set(ra) | set(rb)):
         x, y = ra.get(key), rb.get(key)
         if x is not None and y is not None:
             if x["outcome"] != y["outcome"]:
                 changed.append({"subject": key[0], "check_id": key[1], "severity": y["severity"],
                                 "before": x["outcome"], "after": y["outcome"],
-                                "kind": _kind(x["outcome"], y["outcome"]),
-                                "message": y.get("message", "") if y["outcome"] in _BAD else ""})
+                                "kind": _kind(x["outcome"], y["outcome"], flaky_fails),
+                                "message": y.get("message", "") if y["outcome"] in (
+                                    *_BAD, "flaky") else ""})
         elif y is not None:
             new.append({"subject": key[0], "check_id": key[1], "severity": y["severity"],
                         "outcome": y["outcome"]})
@@ -57,6 +66,7 @@ def diff_results(a: RunResults, b: RunResults) -> dict[str, Any]:
         "a": meta(a), "b": meta(b),
         "subjects": {"added": sorted(sb - sa), "removed": sorted(sa - sb)},
         "counts": {"regressions": kinds["regression"], "fixed": kinds["fixed"],
-                   "changed": kinds["changed"], "new": len(new), "removed": len(removed)},
+                   "flaky": kinds["flaky"], "changed": kinds["changed"], "new": len(new),
+                   "removed": len(removed)},
         "changed": changed, "new": new, "removed": removed,
     }

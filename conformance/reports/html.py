@@ -17,8 +17,11 @@ from .baseline import BaselineVerdict
 from .coverage import coverage_notes, coverage_rows
 from .render_common import (
     SEVERITY_ORDER,
+    flaky_results,
+    flaky_tag,
     format_value,
     is_known,
+    not_run_subjects,
     observed_rows,
     per_subject,
     problems,
@@ -32,7 +35,8 @@ from .render_common import (
 from .rerun import rerun_for
 
 TEMPLATE = Path(__file__).with_name("report.html")
-_LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!", "incomplete": "…"}
+_LABEL = {"pass": "✓", "fail": "✗", "skip": "–", "error": "!", "incomplete": "…", "flaky": "≈",
+          "not-run": "∅"}
 
 
 def _e(x: Any) -> str:
@@ -78,10 +82,11 @@ _LANG = {"Indonesian": "id", "French": "fr", "Korean": "ko"}
 
 
 def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
-             rerun: str = "") -> str:
+             rerun: str = "", tag: str = "") -> str:
     known = is_known(r, verdict)
-    classes = "failure" + (" error" if r["outcome"] == "error" else "") + (" known" if known else "")
-    tag = "expected failure (baseline)" if known else r["outcome"]
+    classes = ("failure" + (" error" if r["outcome"] == "error" else "")
+               + (" flaky" if r["outcome"] == "flaky" else "") + (" known" if known else ""))
+    tag = tag or ("expected failure (baseline)" if known else r["outcome"])
     parts = [f'<details class="{classes}" id="{anchor}" data-check="{_e(r["check_id"])}" '
              f'data-family="{_e(r["family"])}" data-severity="{_e(r["severity"])}" '
              f'data-outcomes="{_e(r["outcome"])}">',
@@ -134,7 +139,8 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
         by_check.setdefault(r["check_id"], {})[r["subject"]] = r
         meta.setdefault(r["check_id"], r)
     failing = problems(doc, verdict)
-    anchors = {(r["subject"], r["check_id"]): f"f{i}" for i, r in enumerate(failing)}
+    flaky = flaky_results(doc)
+    anchors = {(r["subject"], r["check_id"]): f"f{i}" for i, r in enumerate(failing + flaky)}
     checks = sorted(by_check, key=lambda c: (meta[c]["family"],
                                              SEVERITY_ORDER.get(meta[c]["severity"], 3), c))
 
@@ -144,8 +150,8 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
         body.append("<p><strong>The run did not finish: these results are partial.</strong></p>")
     body.append('<div class="counts">' + "".join(
         f'<span class="{k}">{k} {s[k]}</span>' for k in ("total", "pass", "fail", "skip", "error",
-                                                           "incomplete", "blocking")
-        if k in s) + "</div>")
+                                                           "incomplete", "flaky", "not-run", "blocking")
+        if k in s and (s[k] or k not in ("flaky", "not-run"))) + "</div>")
     if verdict is not None:
         body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
     body.append('<h2>Subjects</h2><table id="subjects"><thead><tr><th>subject</th>'
@@ -157,7 +163,8 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
     families = sorted({meta[c]["family"] for c in checks})
     body.append('<div class="filters">' + _select("family", families)
                 + _select("severity", ["MUST", "SHOULD", "INFO"])
-                + _select("outcome", ["pass", "fail", "skip", "error", "incomplete"])
+                + _select("outcome", ["pass", "fail", "skip", "error", "incomplete", "flaky",
+                                      "not-run"])
                 + ' <span id="shown" class="muted"></span></div>')
     body.append('<h2>Matrix</h2><table id="matrix"><thead><tr><th>check</th><th>severity</th>'
                 + "".join(f'<th class="subject" title="{_e(sub["tool_type"])}">{_e(sub["name"])}'
@@ -195,6 +202,22 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                 f"{len(failing)}</span>)</h2>")
     body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
              for r in failing] or ["<p>No failures.</p>"]
+    if flaky:  # intermittent failures: both observations, never a silent pass nor a plain FAIL
+        body.append(f'<h2 id="flaky">Flaky ({len(flaky)})</h2><p class="muted">Each failed '
+                    "once, its reproducer replayed on a fresh subject did not show the failure "
+                    "again, and the check run again alone passed: an intermittent defect. "
+                    + ("They fail the run (--fail-on-flaky)." if doc["run"].get("fail_on_flaky")
+                       else "They do not fail the run; --fail-on-flaky makes them.") + "</p>")
+        body += [_failure(r, anchors[(r["subject"], r["check_id"])], None, rerun_for(doc, r),
+                          flaky_tag(doc, r)) for r in flaky]
+    never = not_run_subjects(doc)
+    if never:
+        body.append(f'<h2 id="not-run">Not run ({sum(n for _, n, _ in never)})</h2>'
+                    '<p class="muted">These subjects started in no case, so their checks did '
+                    "not run: no verdict on them (neither a pass nor a failure).</p><ul>"
+                    + "".join(f"<li><code>{_e(name)}</code>: {n} check{'s' if n != 1 else ''} "
+                              f"not run; {_e(why.strip() or 'it did not start')}</li>"
+                              for name, n, why in never) + "</ul>")
     timed = rejudged_rows(doc)
     if timed:
         body.append(f'<h2>Re-judged ({len(timed)})</h2><p class="muted">A deadline '

@@ -7,7 +7,16 @@ One ``<testsuite>`` per subject, one ``<testcase>`` per check (``classname`` = s
 - ``<error>``: the harness broke on such a check;
 - ``<skipped>``: skipped checks, failures and harness errors of checks that do not gate the run
   (SHOULD/INFO without ``--strict``) and expected failures listed in the baseline; the message
-  says which, and the full text is in ``<system-out>``.
+  says which, and the full text is in ``<system-out>``;
+- a case that never ran (``not-run``: its subject started in no case) is an ``<error
+  type="not-run">`` with ``status="not-run"``, never a ``<failure>``: no verdict on the check, as
+  pytest reports a test whose setup broke. (The run exits 2 then.)
+- a flaky result (an intermittent failure) is a testcase that did not fail, with
+  ``status="flaky"`` and both observations (the failing one with its reproducer, the passing
+  re-run) in ``<system-out>``: a CI gate does not flip on it, and a reader of the test report
+  still sees it. Under ``--fail-on-flaky`` it is a ``<failure type="flaky">`` (the gate then
+  blocks on it). The attribute is the one place the Jenkins/Surefire schema leaves for a
+  testcase's own status (Surefire's ``<flakyFailure>`` element is not in that schema).
 """
 
 from __future__ import annotations
@@ -65,7 +74,7 @@ def _details(r: dict[str, Any], rerun: str = "") -> str:
 
 
 def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None,
-          rerun: str = "") -> tuple[ET.Element, str]:
+          rerun: str = "", *, fail_on_flaky: bool = False) -> tuple[ET.Element, str]:
     case = ET.Element("testcase", {
         "classname": _x(f"{r['subject']}.{r['family']}"), "name": _x(r["check_id"]),
         "time": f"{float(r.get('duration') or 0):.3f}"})
@@ -85,6 +94,25 @@ def _case(r: dict[str, Any], strict: bool, verdict: BaselineVerdict | None,
     if outcome == "incomplete":  # neither a pass nor a failure: JUnit's nearest is skipped
         ET.SubElement(case, "skipped", {"message": f"incomplete: {summary or 'not finished'}"})
         return case, "skip"
+    if outcome == "not-run":  # no verdict: an error, as pytest says of a setup that broke
+        case.set("status", "not-run")
+        el = ET.SubElement(case, "error", {"message": f"not run: {summary or 'did not start'}",
+                                           "type": "not-run"})
+        el.text = _x(r.get("message") or "")
+        return case, "error"
+    if outcome == "flaky":
+        case.set("status", "flaky")
+        if fail_on_flaky and gating(r["severity"], strict=strict) and not is_known(
+                r, verdict):
+            el = ET.SubElement(case, "failure", {"message": f"flaky: {summary}",
+                                                 "type": "flaky"})
+            el.text = _details(r, rerun)
+            return case, "failure"
+        ET.SubElement(case, "system-out").text = _x(
+            "flaky (an intermittent failure; "
+            + ("an expected failure (baseline)" if is_known(r, verdict)
+               else "it fails the run only with --fail-on-flaky") + ")\n" + _details(r, rerun))
+        return case, "pass"
     what = "harness error" if outcome == "error" else "not met"
     if is_known(r, verdict):
         note = f"expected failure (baseline): {summary}"
@@ -120,8 +148,9 @@ def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) ->
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         time = 0.0
         for r in sorted(results, key=lambda r: r["check_id"]):
-            again = rerun_for(doc, r) if r["outcome"] in ("fail", "error") else ""
-            case, kind = _case(r, strict, verdict, again)
+            again = rerun_for(doc, r) if r["outcome"] in ("fail", "error", "flaky") else ""
+            case, kind = _case(r, strict, verdict, again,
+                               fail_on_flaky=bool(doc["run"].get("fail_on_flaky")))
             suite.append(case)
             counts["tests"] += 1
             if kind != "pass":

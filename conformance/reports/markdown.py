@@ -12,8 +12,11 @@ from simulator.sources import cite_json_text
 from .baseline import BaselineVerdict
 from .coverage import coverage_notes, coverage_rows
 from .render_common import (
+    flaky_results,
+    flaky_tag,
     format_value,
     is_known,
+    not_run_subjects,
     observed_rows,
     per_subject,
     problems,
@@ -58,8 +61,9 @@ def _fenced(text: str, lang: str = "") -> list[str]:
     return [fence + lang, text, fence]
 
 
-def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = "") -> str:
-    tag = "expected failure (baseline)" if is_known(r, verdict) else r["outcome"].upper()
+def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = "",
+             tag: str = "") -> str:
+    tag = tag or ("expected failure (baseline)" if is_known(r, verdict) else r["outcome"].upper())
     out = [f"#### {r['severity']} `{r['check_id']}` on `{r['subject']}`: {tag}", ""]
     if r.get("statement"):
         src = r.get("source") or {}
@@ -100,25 +104,31 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
     out = [f"## {_ICON[word]} tooluse conformance: {word}", "", run_line(doc), ""]
     if not doc["run"]["complete"]:
         out += ["**The run did not finish**: these results are partial.", ""]
-    # "incomplete" (a check its hard time cap ended) only when there is one.
-    head, rule, extra = ("| incomplete ", "---:|", f"| {s['incomplete']} ") if s.get(
-        "incomplete") else ("", "", "")
+    # "incomplete" (a check its hard time cap ended), "flaky" and "not run" only when there is one.
+    rare = [k for k in ("incomplete", "flaky", "not-run") if s.get(k)]
+    head = "".join(f"| {k.replace('-', ' ')} " for k in rare)
+    rule = "---:|" * len(rare)
+    extra = "".join(f"| {s[k]} " for k in rare)
     out += [f"| checks | pass | fail | skip | error {head}| blocking |",
             f"|---:|---:|---:|---:|---:|{rule}---:|",
             f"| {s['total']} | {s['pass']} | {s['fail']} | {s['skip']} | {s['error']} "
             f"{extra}| {s['blocking']} |", ""]
     subjects = per_subject(doc)
     if subjects:
+        more = [k for k in ("flaky", "not-run") if any(c[k] for _, c in subjects)]
         out += ["### Subjects", "",
-                "| subject | tool type | runs | pass | fail | skip | error |",
-                "|---|---|---|---:|---:|---:|---:|"]
+                "| subject | tool type | runs | pass | fail | skip | error |"
+                + "".join(f" {k.replace('-', ' ')} |" for k in more),
+                "|---|---|---|---:|---:|---:|---:|" + "---:|" * len(more)]
         out += [f"| {_code(sub['name'])} | `{sub['tool_type']}` | {_code(sub.get('spec') or '')}"
                 f" | {c['pass']} | {c['fail']} | {c['skip']} | {c['error']} |"
+                + "".join(f" {c[k]} |" for k in more)
                 for sub, c in subjects]
         out.append("")
     if verdict is not None:
         out += ["### Baseline", "", *[f"- {line.strip()}" for line in verdict.lines()], ""]
-    tail = _rejudged(doc) + _observed(doc) + _coverage(doc)
+    out += _not_run(doc)
+    tail = _flaky(doc) + _rejudged(doc) + _observed(doc) + _coverage(doc)
     failing = problems(doc, verdict)
     if failing:
         out += [f"### Failures ({len(failing)})", ""]
@@ -133,6 +143,36 @@ def render_markdown(doc: dict[str, Any], verdict: BaselineVerdict | None = None)
     else:
         out += ["No failures.", ""]
     return "\n".join(out) + tail
+
+
+def _not_run(doc: dict[str, Any]) -> list[str]:
+    """Subjects that never started: one line each, not one failure per check."""
+    rows = not_run_subjects(doc)
+    if not rows:
+        return []
+    out = [f"### Not run ({sum(n for _, n, _ in rows)})", "",
+           "These subjects started in no case, so their checks did not run: no verdict on them "
+           "(neither a pass nor a failure).", ""]
+    out += [f"- {_code(name)}: {n} check{'s' if n != 1 else ''} not run; "
+            f"{_text(why.strip().splitlines()[0] if why.strip() else 'it did not start')}"
+            for name, n, why in rows]
+    return out + [""]
+
+
+def _flaky(doc: dict[str, Any]) -> str:
+    """Intermittent failures: each with both observations (the failing one, the passing
+    re-run) and its reproducer."""
+    rows = flaky_results(doc)
+    if not rows:
+        return ""
+    out = ["", f"### Flaky ({len(rows)})", "",
+           "Each failed once, its reproducer replayed on a fresh subject did not show the failure "
+           "again, and the check run again alone passed: an intermittent defect (a race, "
+           "state the reproducer does not set up). "
+           + ("They fail the run (`--fail-on-flaky`)." if doc["run"].get("fail_on_flaky")
+              else "They do not fail the run; `--fail-on-flaky` makes them."), ""]
+    out += [_failure(r, None, rerun_for(doc, r), flaky_tag(doc, r)) for r in rows]
+    return "\n".join(out) + "\n"
 
 
 def _code(text: str) -> str:

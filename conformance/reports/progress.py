@@ -88,8 +88,8 @@ class Progress:
     def line(self, *, with_current: bool = True) -> str:
         c = self.counts
         text = (f"{self._done()} pass {c['pass']} fail {c['fail']} skip {c['skip']} "
-                f"error {c['error']}" + (f" incomplete {c['incomplete']}"
-                                         if c.get("incomplete") else ""))
+                f"error {c['error']}" + "".join(f" {k} {c[k]}" for k in (
+                    "incomplete", "flaky", "not-run") if c.get(k)))
         if with_current and self.current:
             text += f"  {self.current}"
         return text

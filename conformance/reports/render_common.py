@@ -10,10 +10,10 @@ from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
-from .results_file import gating
+from .results_file import gating, is_blocking
 
 SEVERITY_ORDER = {"MUST": 0, "SHOULD": 1, "INFO": 2}
-OUTCOMES = ("pass", "fail", "skip", "error", "incomplete")
+OUTCOMES = ("pass", "fail", "skip", "error", "incomplete", "flaky", "not-run")
 MAX_VALUE_CHARS = 4000
 
 
@@ -68,10 +68,37 @@ def problems(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> lis
                   key=rank)
 
 
+def flaky_results(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flaky results (an intermittent failure: both observations in ``rejudged``), by severity,
+    check id, subject."""
+    return sorted((r for r in doc["results"] if r["outcome"] == "flaky"),
+                  key=lambda r: (SEVERITY_ORDER.get(r["severity"], 3), r["check_id"],
+                                 r["subject"]))
+
+
+def flaky_tag(doc: dict[str, Any], r: dict[str, Any]) -> str:
+    """``FLAKY (...)``: whether it fails the run (``--fail-on-flaky``) or not."""
+    if is_blocking(r, strict=bool(doc["run"].get("strict")),
+                   fail_on_flaky=bool(doc["run"].get("fail_on_flaky"))):
+        return "FLAKY (fails the run: --fail-on-flaky)"
+    return "FLAKY (an intermittent failure; does not fail the run without --fail-on-flaky)"
+
+
+def not_run_subjects(doc: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """(subject, how many of its cases never ran, why: the first such message) for every
+    subject with ``not-run`` results."""
+    out: dict[str, list[Any]] = {}
+    for r in doc["results"]:
+        if r["outcome"] == "not-run":
+            entry = out.setdefault(r["subject"], [0, r.get("message") or ""])
+            entry[0] += 1
+    return [(name, n, why) for name, (n, why) in out.items()]
+
+
 def rejudged_rows(doc: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """Results that rested on a deadline and were run again alone, with their note (both
-    timings), by check id then subject."""
-    rows = sorted((r for r in doc["results"] if r.get("rejudged")),
+    timings), by check id then subject (flaky ones have a section of their own)."""
+    rows = sorted((r for r in doc["results"] if r.get("rejudged") and r["outcome"] != "flaky"),
                   key=lambda r: (r["check_id"], r["subject"]))
     return [(r, rejudged_note(r["rejudged"])) for r in rows]
 
@@ -99,8 +126,12 @@ def verdict_word(doc: dict[str, Any], verdict: BaselineVerdict | None = None) ->
     """PASS / FAIL / INCOMPLETE, taking a baseline into account when one was applied."""
     if not doc["run"]["complete"]:
         return "INCOMPLETE"
+    if verdict is not None and not verdict.ok:
+        return "FAIL"
+    if doc["summary"]["verdict"] == "incomplete":  # a case never ran: no verdict on it
+        return "INCOMPLETE"
     if verdict is not None:
-        return "PASS" if verdict.ok else "FAIL"
+        return "PASS"
     return "PASS" if doc["summary"]["verdict"] == "pass" else "FAIL"
 
 
@@ -118,6 +149,8 @@ def run_line(doc: dict[str, Any]) -> str:
         parts.append(f"finished {run['finished_at']}")
     if run.get("strict"):
         parts.append("strict (SHOULD counts)")
+    if run.get("fail_on_flaky"):
+        parts.append("--fail-on-flaky (flaky counts)")
     if run.get("interrupted"):
         parts.append("interrupted")
     return " · ".join(parts)

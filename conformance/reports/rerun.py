@@ -7,7 +7,7 @@ Every report prints it under each failing or erroring check. It is built from wh
   forms), its tool type and ``--name`` when the label is not the default one, so only that
   subject runs (a bundled reference by its name);
 - the run's other options from ``run.argv`` (``--timeout``, ``--editor-max-characters``,
-  ``--memory-limit``, ``--strict``, ...), without ``--out``, ``--check``, ``--expected-failures``
+  ``--memory-limit``, ``--strict``, ``--fail-on-flaky``, ...), without ``--out``, ``--check``, ``--expected-failures``
   and ``--json``.
 
 Subjects of other families (workers, loops) keep the run's own subject options. Paths in specs
@@ -118,7 +118,9 @@ def rerun_command(run: dict[str, Any], subject: dict[str, Any] | None, check_id:
     from_tooluse = argv[:1] == ["run"]
     own = subject_options(subject) if subject is not None else None
     if own is not None:
-        rest = run_options(argv) if from_tooluse else (["--strict"] if run.get("strict") else [])
+        rest = run_options(argv) if from_tooluse else (
+            (["--strict"] if run.get("strict") else [])
+            + (["--fail-on-flaky"] if run.get("fail_on_flaky") else []))
         words = own + rest
     elif from_tooluse:
         words = run_options(argv, keep_subjects=True)

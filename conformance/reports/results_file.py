@@ -21,7 +21,15 @@ from typing import Any
 
 from conformance.catalog import CATALOG
 from conformance.errors import ToolUseError
-from conformance.results import CheckResult, Outcome, RunInfo, SubjectInfo, _now
+from conformance.results import (
+    CheckResult,
+    Outcome,
+    RunInfo,
+    SubjectInfo,
+    _now,
+    blocks,
+    run_verdict,
+)
 from simulator.secrets import SecretScanner
 
 from .coverage import coverage_for
@@ -62,24 +70,29 @@ def gating(severity: str, *, strict: bool = False) -> bool:
     return severity == "MUST" or (strict and severity == "SHOULD")
 
 
-def is_blocking(result: dict[str, Any], *, strict: bool = False) -> bool:
-    """Does this result fail the run? A gating check that failed or hit a harness error.
+def is_blocking(result: dict[str, Any], *, strict: bool = False,
+                fail_on_flaky: bool = False) -> bool:
+    """Does this result fail the run? A gating check that failed or hit a harness error (or,
+    with ``fail_on_flaky``, came out flaky).
 
     The same rule as the runner's ``RunSummary.blocking()``, so exit code and report agree.
     """
-    return (result["outcome"] in (Outcome.FAIL.value, Outcome.ERROR.value)
-            and gating(result["severity"], strict=strict))
+    return blocks(result["outcome"], result["severity"], strict=strict,
+                  fail_on_flaky=fail_on_flaky)
 
 
-def summarise(results: Iterable[dict[str, Any]], *, strict: bool, complete: bool) -> dict[str, Any]:
+def summarise(results: Iterable[dict[str, Any]], *, strict: bool, complete: bool,
+              fail_on_flaky: bool = False) -> dict[str, Any]:
     counts = {o.value: 0 for o in Outcome}
     blocking = 0
     total = 0
+    outcomes: list[str] = []
     for r in results:
         total += 1
         counts[r["outcome"]] += 1
-        blocking += is_blocking(r, strict=strict)
-    verdict = "fail" if blocking else ("pass" if complete else "incomplete")
+        outcomes.append(r["outcome"])
+        blocking += is_blocking(r, strict=strict, fail_on_flaky=fail_on_flaky)
+    verdict = run_verdict(outcomes, blocking, complete=complete)
     return {"total": total, **counts, "blocking": blocking, "verdict": verdict}
 
 
@@ -126,10 +139,12 @@ def new_document(run: RunInfo) -> dict[str, Any]:
             "started_at": run.started_at, "finished_at": None, "complete": False,
             "interrupted": False, "seed": run.seed, "strict": run.strict,
             "fixtures": run.fixtures, "argv": list(run.argv), "planned": run.planned,
+            "fail_on_flaky": run.fail_on_flaky,
         },
         "subjects": [s.to_json() for s in run.subjects],
         "results": [],
-        "summary": summarise([], strict=run.strict, complete=False),
+        "summary": summarise([], strict=run.strict, complete=False,
+                             fail_on_flaky=run.fail_on_flaky),
     }
 
 
@@ -222,7 +237,8 @@ class ResultsWriter:
         assert self.doc is not None
         run = self.doc["run"]
         results = self.doc["results"]
-        self.doc["summary"] = summarise(results, strict=run["strict"], complete=run["complete"])
+        self.doc["summary"] = summarise(results, strict=run["strict"], complete=run["complete"],
+                                        fail_on_flaky=bool(run.get("fail_on_flaky")))
         if final:
             write_atomic(self.path, dumps(self.doc))
             return

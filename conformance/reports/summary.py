@@ -15,7 +15,7 @@ from conformance.reports.rerun import rerun_command
 from conformance.results import Outcome, rejudged_note
 
 MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR",
-        Outcome.INCOMPLETE: "INCOMPLETE"}
+        Outcome.INCOMPLETE: "INCOMPLETE", Outcome.FLAKY: "FLAKY", Outcome.NOT_RUN: "NOT RUN"}
 
 
 def readable(value: Any, limit: int = 400) -> str:
@@ -39,13 +39,13 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
                 print(f"PASS  {r.severity:6} {r.check_id}  [{r.subject}] (re-judged)", file=out)
                 print(f"      {rejudged_note(r.rejudged)}", file=out)
             continue
-        tag = ("" if r.outcome in (Outcome.SKIP, Outcome.INCOMPLETE) or id(r) in blocking
-               else " (not blocking)")
+        tag = ("" if r.outcome in (Outcome.SKIP, Outcome.INCOMPLETE, Outcome.NOT_RUN)
+               or id(r) in blocking else " (not blocking)")
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
         print(f"      {r.message}", file=out)
         if r.rejudged:
             print(f"      {rejudged_note(r.rejudged)}", file=out)
-        if r.outcome in (Outcome.FAIL, Outcome.ERROR):
+        if r.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.FLAKY):
             chk = CATALOG.get(r.check_id)
             if chk is not None:
                 print(f"      source:     {chk.source.cite()}", file=out)
@@ -81,12 +81,17 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
         text = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
         print(f"{s.name} ({s.tool_type}): {len(mine)} checks: {text or 'none apply'}", file=out)
     c = summary.counts()
-    verdict = "PASS" if summary.ok else "FAIL"
+    blocked = summary.blocking()
+    verdict = "FAIL" if blocked else "PASS" if summary.ok else "INCOMPLETE"
     rule = "every MUST and SHOULD" if summary.strict else "every MUST"
-    unfinished = f"{c['incomplete']} incomplete, " if c.get("incomplete") else ""
-    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {unfinished}"
+    if getattr(summary, "fail_on_flaky", False):
+        rule += ", not flaky,"
+    rare = "".join(f"{c[k]} {word}, " for k, word in (
+        ("incomplete", "incomplete"), ("flaky", "flaky (intermittent)"), ("not-run", "not run"))
+        if c.get(k))
+    print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {rare}"
           f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
-          f"{len(summary.blocking())} do not)", file=out)
+          f"{len(blocked)} do not)", file=out)
 
 
 def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:
