@@ -57,6 +57,48 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *args, env=bytecode_env(session))
 
 
+#: The tests that drive the ``anthropic`` SDK (every test module importing it; tests/test_sdk_range.py
+#: keeps the list whole), run by the ``sdk_*`` sessions at each end of the range pyproject admits.
+SDK_TESTS = ("tests/test_adapters.py", "tests/test_engine_deliberate.py", "tests/test_faults.py",
+             "tests/test_files_models_api.py", "tests/test_managed_agents.py",
+             "tests/test_managed_agents_sdk_worker.py", "tests/test_matching_docs.py",
+             "tests/test_matching_surfaces.py", "tests/test_probe.py", "tests/test_record.py",
+             "tests/test_rules_fields.py", "tests/test_sdk_e2e.py", "tests/test_sse.py",
+             "tests/test_transports.py", "tests/test_validation_sdk.py")
+
+
+def sdk_lower_bound() -> str:
+    """The lowest ``anthropic`` pyproject.toml admits (``anthropic>=X``)."""
+    import re
+    text = (Path(__file__).parent / "pyproject.toml").read_text(encoding="utf-8")
+    found = re.search(r'"anthropic>=([0-9][0-9.]*)', text)
+    if found is None:
+        raise SystemExit("noxfile.py: pyproject.toml declares no `anthropic>=X` lower bound")
+    version = found.group(1)
+    return version if version.count(".") >= 2 else version + ".0"
+
+
+def _sdk_tests(session: nox.Session, pin: str) -> None:
+    session.install("-e", ".[test]", pin)
+    session.run("python", "-c", "import anthropic; print('anthropic', anthropic.__version__)")
+    session.run("pytest", "-n", "4", "-q", "-rs", *(session.posargs or SDK_TESTS),
+                env=bytecode_env(session))
+
+
+@nox.session(python=PYTHON)
+def sdk_lowest(session: nox.Session) -> None:
+    """The SDK-facing tests with the lowest ``anthropic`` pyproject admits (CI runs it after
+    `tests`, which installs the newest): a release that changes how the SDK talks to the API
+    shows at both ends (issue 41; 2.17 turned main red overnight)."""
+    _sdk_tests(session, f"anthropic=={sdk_lower_bound()}")
+
+
+@nox.session(python=PYTHON)
+def sdk_newest(session: nox.Session) -> None:
+    """The SDK-facing tests with the newest ``anthropic`` release within pyproject's range."""
+    _sdk_tests(session, "anthropic<3")
+
+
 @nox.session(python=PYTHON)
 def saturated(session: nox.Session) -> None:
     """Every conformant, reference and broken bash and editor subject judged with 3 busy
