@@ -41,7 +41,7 @@ class Difference:
     @property
     def line(self) -> str:
         """``path: recorded <value>, received <value>`` (``absent`` for a missing side)."""
-        rec, got = _pair(self.recorded, self.received, self.absent)
+        rec, got = shown(self.recorded, self.received, self.absent)
         return f"{self.path}: recorded {rec}, received {got}"
 
     def __str__(self) -> str:
@@ -102,7 +102,9 @@ def _json(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _pair(recorded: Any, received: Any, absent: str) -> tuple[str, str]:
+def shown(recorded: Any, received: Any, absent: str = "") -> tuple[str, str]:
+    """Both values as JSON for a line (``absent`` for the side named by ``absent``), a long
+    one cut around where the two first differ."""
     rec = "absent" if absent == "recorded" else _json(recorded)
     got = "absent" if absent == "received" else _json(received)
     if len(rec) <= VALUE_LIMIT and len(got) <= VALUE_LIMIT:

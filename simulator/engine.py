@@ -103,7 +103,16 @@ from .matchers import (
 from .models import env_models, lookup
 from .registry import TOOLS
 from .render import render_exchange
-from .rules import DEFAULT_RULES, DEFINITION_RULES, RULES, Rule, RuleContext, run_rules
+from .rules import (
+    ALL_RULES,
+    DEFAULT_RULES,
+    DEFINITION_RULES,
+    RULES,
+    SERVED_RULES,
+    Rule,
+    RuleContext,
+    run_rules,
+)
 from .state import SimState, answered_ids, container_param_id, lessons_of
 
 MESSAGES_PATH = "/v1/messages"
@@ -170,6 +179,13 @@ class Simulator(ExchangeFinder, EventLog):
         self._bodies = BodyParser()
         #: Verdicts are remembered by rule id: only for the registered rule objects (_memo_rules).
         self._rule_ids, self._rules_but_definitions, self._memo_rules = _rule_split(self.rules)
+        #: Rules judging against what was served (rules.SERVED_RULES): run on every request,
+        #: never part of a remembered verdict.
+        self._served_rules = tuple(r for r in self.rules if r.id in SERVED_RULES)
+        self._judged_alone = (tuple(r for r in self.rules if r.id not in SERVED_RULES),
+                              tuple(r for r in self._rules_but_definitions
+                                    if r.id not in SERVED_RULES)) \
+            if self._served_rules else (self.rules, self._rules_but_definitions)
         self._history.process_wide = self._memo_rules
         self._seed_containers()
 
@@ -288,13 +304,19 @@ class Simulator(ExchangeFinder, EventLog):
         else:
             ctx = RuleContext(body, request.headers, self.state, history=hist)
             same = hist is not None and hist.same_definitions
-            violations = run_rules(ctx, self._rules_but_definitions if same else self.rules)
+            violations = run_rules(ctx, self._judged_alone[1 if same else 0])
             notes = ctx.notes
             if vkey is not None and blank:
                 VERDICTS.put(vkey, (tuple(violations), tuple(notes)))
             if hist is not None and "messages" in ctx.__dict__ \
                     and len(ctx.raw_messages) == len(hist.messages):
                 combined = (ctx.messages, ctx._combined_of)
+        if self._served_rules and self.state.served_turns:
+            served = run_rules(RuleContext(body, request.headers, self.state),
+                               self._served_rules)
+            if served:
+                violations = sorted(violations + served,
+                                    key=lambda v: _RULE_ORDER.get(v.rule_id, len(_RULE_ORDER)))
         if hist is not None and not violations and not any(n.startswith("rule ") for n in notes):
             self._history.passed(hist, self._rule_ids, combined)
         for note in notes:
@@ -475,6 +497,10 @@ class Simulator(ExchangeFinder, EventLog):
 
 _Split = tuple[tuple[str, ...], tuple[Rule, ...], bool]
 _SPLITS: dict[tuple[int, ...], tuple[tuple[Rule, ...], _Split]] = {}
+
+
+#: Each rule's place in the check order (a request breaking several is answered with the first).
+_RULE_ORDER = {r.id: n for n, r in enumerate(ALL_RULES)}
 
 
 def _rule_split(rules: tuple[Rule, ...]) -> _Split:

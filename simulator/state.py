@@ -105,6 +105,32 @@ SERVER_TOOL_FAMILY: Mapping[str, str] = {
 }
 
 
+#: Blocks of a served assistant turn a resent copy keeps as served (the rule
+#: ``messages.resent_turn.unchanged``): calls, and the results the server ran in the turn.
+CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+def turn_block_key(block: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """What identifies a block of an assistant turn across resends: a call by its ``id``, a
+    server-side result by its type and ``tool_use_id``; None for any other block (text,
+    thinking, ...: not identified)."""
+    t = block.get("type")
+    if t in CALL_BLOCKS:
+        return ("call", str(block.get("id")))
+    if isinstance(t, str) and t.endswith("_tool_result") and t != "tool_result":
+        return ("result", t, str(block.get("tool_use_id")))
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class ServedTurn:
+    """The identified blocks (:func:`turn_block_key`) of an assistant turn the simulation
+    served, in order, and each one's key."""
+
+    blocks: tuple[dict[str, Any], ...]
+    keys: tuple[tuple[str, ...], ...]
+
+
 def result_tool_use_ids(content: Iterable[Mapping[str, Any]]) -> set[str]:
     """ids answered by result blocks (``*_tool_result`` with a ``tool_use_id``)."""
     return {str(b["tool_use_id"]) for b in content
@@ -148,6 +174,8 @@ class SimState:
         self._conversation = ""
         self._conversation_of: Mapping[str, Any] | None = None
         self.pending_server_tools: dict[str, str] = {}
+        #: Every identified block of a turn served (not paused), by its key: the turn.
+        self.served_turns: dict[tuple[str, ...], ServedTurn] = {}
         self._uploads: set[str] = set()
         #: Models served beyond the table (``Simulator(models=...)``; simulator.models).
         self.extra_models: frozenset[str] = frozenset()
@@ -246,6 +274,9 @@ class SimState:
             self.pending_server_tools[tid] = name
         if ls.paused is not None:
             self.paused_turns[self._conversation_key()] = PausedTurn(ls.paused, ls.message_id, cid)
+        elif ls.turn is not None:
+            for k in ls.turn.keys:
+                self.served_turns[k] = ls.turn
 
     def _conversation_key(self) -> str:
         if self._conversation_of is not None:
@@ -283,6 +314,8 @@ class Lessons:
     #: The content of a ``pause_turn`` message (None: not paused).
     paused: tuple[dict[str, Any], ...] | None = None
     message_id: Any = None
+    #: The identified blocks of the message (None: it has none).
+    turn: ServedTurn | None = None
 
 
 def lessons_of(message: Mapping[str, Any]) -> Lessons:
@@ -296,7 +329,13 @@ def lessons_of(message: Mapping[str, Any]) -> Lessons:
     results = result_tool_use_ids(content)
     calls: list[tuple[str, str, str, Any]] = []
     server: list[tuple[str, str]] = []
+    kept: list[dict[str, Any]] = []
+    keys: list[tuple[str, ...]] = []
     for b in content:
+        k = turn_block_key(b)
+        if k is not None and k not in keys:
+            kept.append(b)
+            keys.append(k)
         t = b.get("type")
         if t == "tool_use":
             caller = b.get("caller")
@@ -309,7 +348,8 @@ def lessons_of(message: Mapping[str, Any]) -> Lessons:
     return Lessons(
         True, cid, frozenset(_file_ids(message.get("content"))) if cid is not None else frozenset(),
         tuple(calls), tuple(server),
-        tuple(content) if message.get("stop_reason") == "pause_turn" else None, message.get("id"))
+        tuple(content) if message.get("stop_reason") == "pause_turn" else None, message.get("id"),
+        ServedTurn(tuple(kept), tuple(keys)) if kept else None)
 
 
 def _file_ids(obj: Any) -> Iterable[str]:

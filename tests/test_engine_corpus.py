@@ -66,9 +66,11 @@ def test_corpus_cassette_replays_verbatim(c: Cassette) -> None:
     assert sim.done and not sim.mismatches and not sim.unmet
 
 
-#: Rules of issue 16 without a corpus cassette yet (an estimated token count over a context
-#: window needs a prompt of 800,000+ characters); tests/test_rules.py covers it.
-AWAITING_CASSETTES = {"request.prompt_within_context_window"}
+#: Rules without a corpus cassette yet: an estimated token count over a context window (issue
+#: 16) needs a prompt of 800,000+ characters; a resent turn edited (issue 37) is judged against
+#: what the simulation served, so every cassette's continuations exercise it passing, and
+#: tests/test_rules.py and tests/test_rules_resent.py cover its refusals.
+AWAITING_CASSETTES = {"request.prompt_within_context_window", "messages.resent_turn.unchanged"}
 
 
 @pytest.mark.skipif(not CORPUS, reason="no fixtures/ corpus in this checkout")

@@ -252,6 +252,16 @@ CASES: dict[str, Case] = {
         "last `assistant` message (as-is, or modified) so Claude can continue the turn. Missing: "
         "`srvtoolu_p`.",
         prelude=[(body([user("go")], tools=[PTC_CE]), message(PAUSED, "pause_turn"))]),
+    "messages.resent_turn.unchanged": Case(
+        body([user("weather?"), assistant(text("Checking."), {**tool_use("toolu_w"), "input": {}}),
+              user(tool_result("toolu_w"))], tools=[WEATHER]),
+        body([user("weather?"), assistant(text("Checking."), tool_use("toolu_w")),
+              user(tool_result("toolu_w"))], tools=[WEATHER]),
+        "messages.1.content.1.input: `tool_use` block with id `toolu_w`: served "
+        '{"city": "Paris"}, sent back {}; send an assistant turn back as it was served: its '
+        "blocks in order, their inputs unchanged.",
+        prelude=[(body([user("weather?")], tools=[WEATHER]),
+                  message([text("Checking."), tool_use("toolu_w")], "tool_use"))]),
     "server_tool_use.pending.same_tools": Case(
         body([user("go"), assistant(*PAUSED)], tools=[WEATHER]),
         body([user("go"), assistant(*PAUSED)], tools=[WEATHER, PTC_CE]),

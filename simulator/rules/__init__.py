@@ -14,7 +14,7 @@ A :class:`Rule` carries ``id``, ``level`` (MUST/SHOULD/INFO), ``source`` (a
 ``tools`` (type/name, betas, model compatibility), ``messages`` (roles, tool_result pairing),
 ``fields`` (closed sets and ranges: roles, ``tool_choice`` types, block types, sampling
 ranges, top-level fields), ``ptc`` (programmatic calling), ``server_tools`` (containers,
-pause_turn, pending server tools),
+pause_turn, pending server tools), ``resent`` (a served assistant turn sent back as served),
 ``request`` (model id, ``container`` form, effort levels, thinking budget, file sources, context
 window: the live API's own refusals, real_traffic captures as sources).
 """
@@ -32,6 +32,7 @@ from . import messages as _messages  # noqa: F401  # isort: skip
 from . import ptc as _ptc  # noqa: F401  # isort: skip
 from . import server_tools as _server_tools  # noqa: F401  # isort: skip
 from . import request as _request  # noqa: F401  # isort: skip
+from . import resent as _resent  # noqa: F401  # isort: skip
 from ..state import SimState
 from .base import RULES, Rule, RuleContext, Violation, rule, run_rules
 
@@ -49,7 +50,7 @@ ORDER = (
     "ptc.tool_result.text_content_only", "messages.tool_use.answered_once_in_next_message",
     "messages.tool_result.before_other_content", "container.unknown_or_expired",
     "ptc.container.required", "pause_turn.resend_assistant_content",
-    "server_tool_use.pending.same_tools",
+    "messages.resent_turn.unchanged", "server_tool_use.pending.same_tools",
 )
 ALL_RULES: tuple[Rule, ...] = tuple(RULES[i] for i in ORDER) + tuple(
     r for i, r in RULES.items() if i not in ORDER)
@@ -66,6 +67,9 @@ DEFINITION_RULES = frozenset({
     "ptc.strict_unsupported", "ptc.disable_parallel_tool_use_unsupported", "ptc.recursive_ref",
     "ptc.mcp_not_code_callable", "tool_choice.requires_direct_caller", "tool_choice.type_known",
 })
+#: Rules judging a request against what this simulation served (the state's served turns):
+#: the engine runs them on every request, outside the verdicts it remembers for a blank state.
+SERVED_RULES = frozenset({"messages.resent_turn.unchanged"})
 
 
 def rules_except(*ids: str, base: Iterable[Rule] | None = None) -> tuple[Rule, ...]:
@@ -81,5 +85,5 @@ def check_request(body: Mapping[str, Any], headers: Mapping[str, str], state: Si
     return run_rules(RuleContext(body, headers, state), rules)
 
 
-__all__ = ["ALL_RULES", "DEFAULT_RULES", "DEFINITION_RULES", "RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
+__all__ = ["ALL_RULES", "DEFAULT_RULES", "DEFINITION_RULES", "RULES", "SERVED_RULES", "Rule", "RuleContext", "Violation", "check_request", "rule",
            "rules_except"]
