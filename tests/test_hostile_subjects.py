@@ -104,7 +104,10 @@ def test_the_run_finishes_with_a_verdict(hostile_run: dict[str, Any]) -> None:
 def test_each_hostile_subject_fails_the_check_it_runs(hostile_run: dict[str, Any], subject: str,
                                                       words: str) -> None:
     r = result(hostile_run, subject, "bash.session.cwd_persists")
-    assert r["outcome"] == "fail", r
+    # One that never gets through start-up in any case: its checks never ran (issue 36), with
+    # the reason; hogs_memory answers (a failure), or its host dies at the readiness call.
+    wanted = {"fail", "not-run"} if subject == "hogs_memory" else {"not-run"}
+    assert r["outcome"] in wanted, r
     text = json.dumps(r)
     assert words in text, text[:1500]
 
@@ -151,7 +154,8 @@ def test_the_users_files_are_untouched(hostile_run: dict[str, Any]) -> None:
 
 def test_a_command_subject_is_memory_bounded_too(hostile_run: dict[str, Any]) -> None:
     r = hostile_run["results"][("cmd:python3", "bash.session.cwd_persists")]
-    assert r["outcome"] == "fail" and "MemoryError" in r["message"], r
+    # It dies of its memory limit at start-up in every case: its checks never ran (issue 36).
+    assert r["outcome"] == "not-run" and "MemoryError" in r["message"], r
 
 
 def test_memory_was_bounded(hostile_run: dict[str, Any]) -> None:

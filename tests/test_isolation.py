@@ -153,7 +153,8 @@ def test_hostile_subjects_fail_their_checks_and_the_run_goes_on() -> None:
     assert len(by) == 8
     for h in ("hangs_always", "exits", "endless_print"):
         for chk in ("bash.session.cwd_persists", "bash.input.invalid_rejected"):
-            assert by[(h, chk)].outcome is Outcome.FAIL, by[(h, chk)]
+            # none of them ever got through start-up: their cases never ran (issue 36)
+            assert by[(h, chk)].outcome is Outcome.NOT_RUN, by[(h, chk)]
     # Each fails its first call, the runner's readiness call: the message says it was start-up.
     assert by[("exits", "bash.input.invalid_rejected")].message.startswith(
         "the subject failed its first call, at start-up")

@@ -133,6 +133,7 @@ class ForkServer:
                 box=self.box if boxed else sandbox.Status(self._confinement.mode, False),
                 writable=[root] if root is not None else [], chdir=root,
                 decoys_in=root, overlays_in=root.parent if root is not None else None,
+                tmp_in=root,
                 limits="shell" if boxed else "none", memory=False, label="the fork server",
                 watchdog=False,
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,

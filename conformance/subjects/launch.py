@@ -133,13 +133,15 @@ class Launch:
     watched: bool = False
     #: Without the sandbox: what changed outside the case, seen after the fact.
     outside: sandbox.Watch | None = None
+    #: The folder holding the private ``/tmp`` when it is not in ``private`` (``tmp_in``).
+    tmp: Path | None = None
 
     def cleanup(self) -> None:
-        """Remove the private HOME and the overlays' scratch folder."""
-        if self.private is not None:
-            shutil.rmtree(self.private, ignore_errors=True)
-        if self.scratch is not None:
-            sandbox.remove_tree(self.scratch)
+        """Remove the private HOME and TMPDIR (under the sandbox: what the subject wrote to its
+        ``/tmp`` and ``/var/tmp`` too) and the overlays' scratch folder."""
+        for folder in (self.private, self.tmp, self.scratch):
+            if folder is not None:
+                sandbox.remove_tree(folder)
 
     def escapes(self, net_before: Mapping[str, int], net_after: Mapping[str, int],
                 written_before: set[str] | None = None) -> list[str]:
@@ -173,6 +175,7 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
            writable: Sequence[Path] = (), chdir: Path | None = None,
            private_in: Path | None = None, private_prefix: str = "tooluse-home-",
            decoys_in: Path | None = None, overlays_in: Path | None = None,
+           tmp_in: Path | None = None,
            limits: Limits = "none", memory: bool = True, network: bool = False,
            notice: bool = True, box: sandbox.Status | None = None, label: str = "subject",
            spawn: Callable[[dict[str, str]], Any] | None = None, watch: bool = False,
@@ -190,7 +193,10 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
     - under the sandbox: ``writable`` folders bound read-write, ``cwd`` the working directory,
       ``chdir`` (default ``cwd``) the directory it starts in,
       credential decoys in a new folder of ``decoys_in`` (or of the private folder), overlays on
-      the checkout and HOME in a new folder of ``overlays_in`` (where overlayfs works);
+      the checkout and HOME in a new folder of ``overlays_in`` (where overlayfs works); a
+      private system temp directory (``/tmp`` and ``/var/tmp`` bound to folders of the private
+      folder, or of ``tmp_in`` without one: :func:`~.sandbox.private_tmp_options`), ``TMPDIR``
+      then ``/tmp``;
       ``network``: share the harness's network (a worker reaches the simulation on loopback);
     - ``limits``: how the limits are applied (``memory``: the address-space limit too); a
       sandboxed process that applies them (or whose host does) is told ``TOOLUSE_SANDBOXED``;
@@ -246,6 +252,14 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
                 decoys, started.hidden = sandbox.decoy_options(where)
                 hide += decoys
                 started.decoys = sandbox.atimes(started.hidden)
+            holder = private
+            if holder is None and tmp_in is not None:
+                holder = started.tmp = Path(tempfile.mkdtemp(prefix="tooluse-tmp-", dir=tmp_in))
+            if holder is not None:  # first: the overlays and writable folders go on top
+                hide = sandbox.private_tmp_options(
+                    holder, [*words, *child_env.values()]) + hide
+                if private is not None and "TMPDIR" in child_env:
+                    child_env["TMPDIR"] = "/tmp"  # the same folder, by its short name
             if limits == "shim":
                 started.leftovers = f"tooluse-left-{os.urandom(8).hex()}"
                 words = sandbox.shim_argv(words, script, started.leftovers)

@@ -408,6 +408,48 @@ def wrap(argv: list[str], st: Status, *, writable: Iterable[Path], chdir: Path,
     return opts + list(argv)
 
 
+#: The system temp directories tools and their libraries assume (tmux takes its socket and lock
+#: under ``/tmp`` whatever ``TMPDIR`` says): each sandbox gets private writable ones.
+SYSTEM_TMP = ("/tmp", "/var/tmp")
+
+_PATH_WORD = re.compile(r"/[^\s=:'\"]+")
+
+
+def private_tmp_options(holder: Path, reach: Iterable[str] = ()) -> list[str]:
+    """A private system temp directory: a new folder of ``holder`` bound over ``/tmp`` (and one
+    over ``/var/tmp``), so a subject writes there as a tool's libraries expect, and what it
+    writes stays in ``holder`` (removed with it). The real paths under them the subject must
+    still reach are bound back read-only, each by its top entry (``/tmp/pytest-of-x``): those
+    named in ``reach`` (the command line, the environment's values), the directory ``tooluse``
+    runs in, Python's installation and import path. Give these options before the writable
+    folders, overlays and decoys (they are mounted on top)."""
+    opts: list[str] = []
+    roots: list[Path] = []
+    for i, real in enumerate(SYSTEM_TMP):
+        where = Path(real)
+        if not where.is_dir() or where.is_symlink():
+            continue
+        mine = holder / ("tmp" if i == 0 else f"tmp{i}")
+        mine.mkdir(exist_ok=True)
+        mine.chmod(0o1777)  # what /tmp is: every user writes, removes only their own
+        opts += ["--bind", str(mine), real]
+        roots.append(where)
+    words = [*reach, os.getcwd(), sys.prefix, sys.base_prefix, sys.executable, *sys.path,
+             *os.environ.get("PATH", "").split(os.pathsep)]
+    tops: set[Path] = set()
+    for word in words:
+        for found in _PATH_WORD.findall(str(word)):
+            path = Path(os.path.normpath(found))
+            for root in roots:
+                if root in path.parents:
+                    top = root / path.relative_to(root).parts[0]
+                    if top.exists() and not top.is_symlink():
+                        tops.add(top)
+    for top in sorted(tops):
+        opts += ["--ro-bind", str(top), str(top)]
+    return opts
+
+
 def watched_dirs() -> list[Path]:
     """Where a subject has no business writing and the harness looks: the directory ``tooluse``
     runs in (the project checkout) and the user's HOME (one, when it holds the other)."""

@@ -362,7 +362,8 @@ def _start_once(s: Subject, timeout: float, window: float, conf: Confinement) ->
             env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
         try:  # started once as a case starts it: in the sandbox, no credentials
             proc = launch(s.argv(), cwd=root / "work", env=env, confinement=conf, notice=False,
-                          writable=[root], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                          writable=[root], tmp_in=root, stdin=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE).proc
         except SubjectStartError as e:
             return f"subject {s.name}: cannot start /bin/sh ({e.__cause__ or e})"
