@@ -74,6 +74,7 @@ from .cassette import (
 )
 from .clock import Clock, FakeClock, SystemClock, parse_rfc3339
 from .count_tokens import handle_count_tokens
+from .envelope import EnvelopeProfile, profile_named
 from .errors import RequestIds, api_error, error_body, invalid_request, not_found
 from .events import (
     EventLog,
@@ -137,7 +138,8 @@ class Simulator(ExchangeFinder, EventLog):
                  state: SimState | None = None, chunk: int | None = None, ping_every: int = 0,
                  recorded_time: bool = False, disabled_rules: Iterable[str] = (),
                  log_limit: int | None = None, replay: str = "once",
-                 models: Iterable[str] = (), check_headers: bool | None = None) -> None:
+                 models: Iterable[str] = (), check_headers: bool | None = None,
+                 envelope: str | EnvelopeProfile | None = None) -> None:
         if replay not in REPLAY_MODES:
             raise ValueError(f"replay={replay!r}: expected one of {', '.join(REPLAY_MODES)} "
                              "('repeat' serves already-served exchanges again)")
@@ -168,6 +170,8 @@ class Simulator(ExchangeFinder, EventLog):
         #: (simulator.headers); default on unless $TOOLUSE_HEADER_CHECKS turns it off.
         self.check_headers = checks_on_by_default() if check_headers is None else check_headers
         self.chunk, self.ping_every = chunk, ping_every
+        #: The profile streams' envelopes are drawn from (simulator.envelope.PROFILES).
+        self.envelope = profile_named(envelope)
         EventLog.__init__(self, log_limit)
         self._cursors = [0] * len(self.cassettes)
         self._active = 0
@@ -438,7 +442,7 @@ class Simulator(ExchangeFinder, EventLog):
                 ) -> tuple[SimResponse, dict[str, Any] | None, str]:
         # A synthesized stream's chunk lengths are seeded by the exchange: the same at every run.
         return render_exchange(ex, stream, rid, chunk=self.chunk, ping_every=self.ping_every,
-                               seed=f"{cassette.id}#{ex.index}")
+                               seed=f"{cassette.id}#{ex.index}", envelope=self.envelope)
 
     # --- helpers -----------------------------------------------------------------------------
 

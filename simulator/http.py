@@ -7,6 +7,7 @@ Every transport (respx router, httpx2 transport, ``tooluse serve``) turns its ow
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,12 +84,34 @@ def parse_query(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     return query, {k: v for k, v in repeated.items() if len(v) > 1}
 
 
-#: ``json.dumps(value, separators=(",", ":"))`` without building an encoder per call.
-compact_json = json.JSONEncoder(separators=(",", ":")).encode
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` without building an encoder
+#: per call: non-ASCII characters stay themselves, as the API writes them (live bodies and
+#: stream payloads carry raw UTF-8, no ``\\uXXXX`` escapes: 165 payloads and 10 bodies of four
+#: recorders, issue 40). :func:`json_bytes` gives the bytes on the wire.
+compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_ascii_json = json.JSONEncoder(separators=(",", ":")).encode
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _sse_bytes(event: str, data_json: bytes) -> bytes:
-    return b"event: " + event.encode() + b"\ndata: " + data_json + b"\n\n"
+def json_bytes(value: Any) -> bytes:
+    """``value`` as compact JSON in UTF-8, non-ASCII characters raw. A lone surrogate (which a
+    JSON string may carry as an escape, but UTF-8 cannot encode) stays a ``\\uXXXX`` escape."""
+    text = compact_json(value)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+
+
+#: The line ending of each of an event's three lines (``event:``, ``data:``, the blank line).
+LineEndings = tuple[bytes, bytes, bytes]
+LF: LineEndings = (b"\n", b"\n", b"\n")
+
+
+def _sse_bytes(event: str, data_json: bytes, eol: LineEndings = LF) -> bytes:
+    if eol is LF:
+        return b"event: " + event.encode() + b"\ndata: " + data_json + b"\n\n"
+    return b"event: " + event.encode() + eol[0] + b"data: " + data_json + eol[1] + eol[2]
 
 
 #: How the API writes a ping's payload (a space after the colon; simulator.envelope).
@@ -100,7 +123,7 @@ def payload_json(data: Any, pad: int = 0) -> bytes:
     brace, and a ping as ``{"type": "ping"}`` (:mod:`simulator.envelope` has the evidence)."""
     if data == {"type": "ping"}:
         return PING_WIRE
-    raw = compact_json(data).encode()
+    raw = json_bytes(data)
     if pad > 0 and raw.endswith(b"}"):
         return raw[:-1] + b" " * pad + b"}"
     return raw
@@ -112,9 +135,12 @@ class SSEEvent:
     data: Any
     #: Spaces before the payload's closing brace on the wire (not part of the event's value).
     pad: int = field(default=0, compare=False)
+    #: The line endings on the wire (SSE allows ``\\n``, ``\\r\\n`` and ``\\r``; not part of the
+    #: event's value).
+    eol: LineEndings = field(default=LF, compare=False)
 
     def encode(self) -> bytes:
-        return _sse_bytes(self.event, payload_json(self.data, self.pad))
+        return _sse_bytes(self.event, payload_json(self.data, self.pad), self.eol)
 
 
 class EncodedEvent(SSEEvent):
@@ -127,11 +153,13 @@ class EncodedEvent(SSEEvent):
     #: The event as it goes on the wire.
     wire: bytes
 
-    def __init__(self, event: str, data: Any, pad: int = 0) -> None:  # noqa: D107 - as SSEEvent
+    def __init__(self, event: str, data: Any, pad: int = 0,  # noqa: D107 - as SSEEvent
+                 eol: LineEndings = LF) -> None:
         object.__setattr__(self, "event", event)
         object.__setattr__(self, "pad", pad)
-        object.__setattr__(self, "_json", compact_json(data).encode())
-        object.__setattr__(self, "wire", _sse_bytes(event, payload_json(data, pad)))
+        object.__setattr__(self, "eol", eol)
+        object.__setattr__(self, "_json", json_bytes(data))
+        object.__setattr__(self, "wire", _sse_bytes(event, payload_json(data, pad), eol))
 
     @property
     def data(self) -> Any:
@@ -145,7 +173,7 @@ class EncodedEvent(SSEEvent):
         return self.wire
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return EncodedEvent, (self.event, self.data, self.pad)
+        return EncodedEvent, (self.event, self.data, self.pad, self.eol)
 
     def __copy__(self) -> EncodedEvent:
         return self  # immutable
@@ -186,7 +214,7 @@ class SimResponse:
             return bytes(self.body)
         if self.body is None:
             return b""
-        return compact_json(self.body).encode()
+        return json_bytes(self.body)
 
     def iter_bytes(self) -> Iterator[bytes]:
         if self.events is None:

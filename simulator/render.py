@@ -6,7 +6,8 @@
 - a recorded message for ``stream: true``: SSE synthesized from it (``synthesized``; chunk
   lengths seeded by ``seed``, the engine's ``<cassette id>#<exchange index>``);
 - recorded events for ``stream: true``: the events verbatim, their payloads padded as the API
-  pads them (``recorded``); for a plain request:
+  pads them (``recorded``; the ``adversarial`` envelope cuts them again and adds pings, values
+  unchanged: :func:`simulator.sse.dress_recorded`); for a plain request:
   the message assembled from them (``assembled``), or the stream's ``error`` event as an error.
 
 Recorded ``content-length``/``transfer-encoding``/``content-encoding``/``connection`` headers are
@@ -18,10 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 from .cassette import Exchange
-from .envelope import draw_pad, rng_for
+from .envelope import LIVE, EnvelopeProfile
 from .errors import api_error
-from .http import EncodedEvent, EncodedResponse, SimResponse, compact_json, json_headers
-from .sse import StreamError, assemble_message, recorded_events, stream_headers, synthesize_events
+from .http import EncodedEvent, EncodedResponse, SimResponse, json_bytes, json_headers
+from .sse import (
+    StreamError,
+    assemble_message,
+    dress_recorded,
+    recorded_events,
+    stream_headers,
+    synthesize_events,
+)
 
 DROP_HEADERS = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
 ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429,
@@ -30,17 +38,20 @@ ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 4
 
 def render_exchange(ex: Exchange, stream: bool, rid: str, *, chunk: int | None = None,
                     ping_every: int = 0, seed: str | None = None,
+                    envelope: EnvelopeProfile = LIVE,
                     ) -> tuple[SimResponse, dict[str, Any] | None, str]:
     """The response for ``ex`` (fresh objects each call), the message it carries, the mode.
 
     What does not depend on the request id (the encoded body or events, the headers) is computed
     once per exchange and kept in ``ex.memo``; the response body and events are immutable
     encodings (:class:`EncodedResponse`, :class:`EncodedEvent`) each reader parses its own copy of.
-    The message returned is shared: read it, do not change it."""
-    key = ("render", stream, chunk, ping_every)
+    The message returned is shared: read it, do not change it. A stream's envelope (pings,
+    chunks, padding, line endings) is drawn from the profile ``envelope``
+    (:mod:`simulator.envelope`)."""
+    key = ("render", stream, chunk, ping_every, envelope.name)
     prepared = ex.memo.get(key)
     if prepared is None:
-        prepared = _prepare(ex, stream, chunk, ping_every, seed)
+        prepared = _prepare(ex, stream, chunk, ping_every, seed, envelope)
         if prepared is not None:
             ex.memo[key] = prepared
     if prepared is None:
@@ -65,7 +76,7 @@ _Prepared = tuple[int, dict[str, str], bytes, "tuple[EncodedEvent, ...] | None",
 
 
 def _prepare(ex: Exchange, stream: bool, chunk: int | None, ping_every: int,
-             seed: str | None) -> _Prepared | None:
+             seed: str | None, profile: EnvelopeProfile = LIVE) -> _Prepared | None:
     """What :func:`render_exchange` serves for ``ex``, but the request id; None when the answer
     is an error that carries the request id in its body (rendered each time)."""
     rec = ex.response
@@ -74,24 +85,26 @@ def _prepare(ex: Exchange, stream: bool, chunk: int | None, ping_every: int,
     if "events" in rec:
         events = recorded_events(rec["events"])
         if stream:
-            return (status, headers, b"", _encoded(events, seed if seed is not None
-                                                   else f"exchange {ex.index}"),
-                    _assembled_or_none(events), "recorded")
+            dressed = dress_recorded(events, seed if seed is not None else f"exchange {ex.index}",
+                                     profile)
+            return (status, headers, b"", _encoded(dressed), _assembled_or_none(events),
+                    "recorded")
         try:
             message = assemble_message(events)
         except (StreamError, ValueError, KeyError, TypeError, IndexError):
             return None
         h = json_headers({"request-id": headers["request-id"]} if "request-id" in headers else {})
-        return status, h, compact_json(message).encode(), None, message, "assembled"
+        return status, h, json_bytes(message), None, message, "assembled"
     body = rec.get("body")
     is_message = isinstance(body, dict) and body.get("type") == "message"
     if stream and status < 400 and isinstance(body, dict) and is_message:
         events = synthesize_events(body, chunk=chunk, ping_every=ping_every,
-                                   seed=seed if seed is not None else f"exchange {ex.index}")
+                                   seed=seed if seed is not None else f"exchange {ex.index}",
+                                   envelope=profile)
         return status, headers, b"", _encoded(events), body, "synthesized"
     if body is None:
         return None
-    return status, headers, compact_json(body).encode(), None, \
+    return status, headers, json_bytes(body), None, \
         (body if is_message else None), "recorded"
 
 
@@ -102,14 +115,10 @@ def _recorded_headers(rec: dict[str, Any]) -> dict[str, str]:
             if str(k).lower() not in DROP_HEADERS}
 
 
-def _encoded(events: list[Any], pad_seed: str | None = None) -> tuple[EncodedEvent, ...]:
-    """Events encoded once; recorded ones (``pad_seed`` given) padded as the API pads its
-    payloads (:mod:`simulator.envelope`), drawn for the exchange: values unchanged."""
-    if pad_seed is None:
-        return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data, e.pad)
-                     for e in events)
-    pads = rng_for(pad_seed, "padding")
-    return tuple(EncodedEvent(e.event, e.data, draw_pad(pads)) for e in events)
+def _encoded(events: list[Any]) -> tuple[EncodedEvent, ...]:
+    """Events encoded once (their padding and line endings drawn already)."""
+    return tuple(e if isinstance(e, EncodedEvent) else EncodedEvent(e.event, e.data, e.pad, e.eol)
+                 for e in events)
 
 
 def _render_error(ex: Exchange, stream: bool, rid: str) -> tuple[SimResponse, None, str]:

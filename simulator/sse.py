@@ -19,18 +19,21 @@ measurement)::
                     and anything else: whole in the start event
     ping            drawn per stream as live streams send them (:mod:`simulator.envelope`): the
                     first right after the first ``content_block_start`` or after its first or
-                    second delta, or none; later ones rarely, anywhere; none when the first block
-                    arrives whole (a continuation opening with a result: 4 of 6 live such
-                    streams have no ping). Written ``{"type": "ping"}``; every other payload
-                    padded with 0 to 15 spaces before its closing brace, as the API pads them
+                    second delta, or none, or one after each of the first 3 to 7 deltas; later
+                    ones rarely, anywhere; mostly none when the first block arrives whole (a
+                    continuation opening with a result: 4 of 6 live such streams have no ping).
+                    Written ``{"type": "ping"}``; every other payload padded with 0 to 15 spaces
+                    before its closing brace, as the API pads them
     message_delta   {"delta": {"stop_reason", "stop_sequence", "container"?}, "usage": cumulative,
                     without ``cache_creation``, ``service_tier``, ``inference_geo`` (live: 0 of
                     136; they are in message_start)}
     message_stop
 
-Chunk sizes vary as live ones do (text median 14 characters, tool input JSON median 7; see
-:data:`TEXT_CHUNK_QUANTILES`), drawn from a random generator seeded by ``seed`` (default: the
-message id), so a stream is the same at every run. ``chunk=N`` cuts fixed N-character chunks.
+Chunk sizes vary as live ones do, each stream with its own scale (text chunks' 90th percentile
+15 to 162 characters; tool input JSON 2 to 12, or coarser in some streams; see
+:class:`Chunker`), drawn from a random generator seeded by ``seed`` (default: the message id), so
+a stream is the same at every run. ``chunk=N`` cuts fixed N-character chunks. ``envelope``
+names another profile (:data:`simulator.envelope.PROFILES`): ``minimal`` or ``adversarial``.
 
 :func:`assemble_message` folds events (``SSEEvent``, ``{"event", "data"}`` or bare payloads) back
 into the message, as the SDK's accumulator does; an ``error`` event raises :class:`StreamError`.
@@ -42,21 +45,23 @@ import copy
 import hashlib
 import json
 import random
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .envelope import draw_pad, ping_slots, rng_for
+from .envelope import (
+    JSON_FINE,
+    LIVE,
+    TEXT_SHAPE,
+    EnvelopeProfile,
+    draw_line_endings,
+    draw_pad,
+    ping_slots,
+    profile_named,
+    rng_for,
+)
 from .http import SSEEvent
 from .stream_blocks import TOOL_INPUT_BLOCKS, called_by_code, streams_deltas
-
-#: Chunk lengths of live streams, as quantiles 0, 5, 10, ..., 95 and 99 % (the last one caps the
-#: tail): text_delta (2646 chunks, median 14; thinking_delta, 135 chunks, median 17, is cut the
-#: same way) and non-empty input_json_delta (3046 chunks, median 7). Measured over the 136 live
-#: streams of ``../shared/real_traffic`` [3P: llmanth, pydai, pysdk, rubyllm, vercel captures].
-#: Each chunk's length is drawn from these, independently (live streams also differ in scale,
-#: newer models sending longer text chunks; one pooled distribution stands for all).
-TEXT_CHUNK_QUANTILES = (1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 14, 16, 18, 22, 25, 30, 38, 50, 65, 96, 151)
-JSON_CHUNK_QUANTILES = (1, 2, 2, 3, 4, 4, 5, 5, 6, 7, 7, 8, 8, 9, 10, 10, 11, 11, 12, 17, 31)
 
 #: ``message_start.usage.output_tokens`` of live streams, by their first block: one the model
 #: writes in deltas (text, thinking, compaction: 1 to 8, 63 % above 1) or a call (tool_use,
@@ -85,30 +90,47 @@ class StreamError(ValueError):
 
 
 class Chunker:
-    """Cuts text and JSON into chunks: fixed ``size``, or lengths drawn like live ones from a
+    """Cuts text and JSON into chunks: fixed ``size``, or lengths drawn as the envelope
+    ``profile`` says (live: each stream its own scale, drawn from the live range), from a
     generator seeded by ``seed`` (reproducible)."""
 
-    def __init__(self, seed: str | int, size: int | None = None) -> None:
+    def __init__(self, seed: str | int, size: int | None = None,
+                 profile: EnvelopeProfile = LIVE) -> None:
         if size is not None and size < 1:
             raise ValueError(f"chunk={size}: a chunk needs at least 1 character")
-        self.size = size
+        self.size = size if size is not None else profile.chunk
         digest = hashlib.sha256(str(seed).encode("utf-8")).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+        #: This stream's scale: the 90th percentile of its text chunks, the largest of its JSON
+        #: chunks (drawn once per stream, from the profile's spans).
+        self.text_p90 = profile.text_p90.draw(self.rng)
+        coarse = self.rng.random() < profile.json_coarse.draw(self.rng)
+        self.json_largest = round(profile.json_largest.draw(self.rng)) if coarse else 0
 
-    def _length(self, quantiles: Sequence[int]) -> int:
-        """A length of the distribution ``quantiles`` describes (linear between quantiles)."""
-        if self.size is not None:
-            return self.size
+    def _length(self, quantiles: Sequence[float], scale: float = 1.0) -> int:
+        """A length of the distribution ``quantiles`` (times ``scale``) describes (linear between
+        quantiles)."""
         pos = self.rng.random() * (len(quantiles) - 1)
         lo = int(pos)
         hi = min(lo + 1, len(quantiles) - 1)
-        return max(1, round(quantiles[lo] + (pos - lo) * (quantiles[hi] - quantiles[lo])))
+        return max(1, round(scale * (quantiles[lo] + (pos - lo) * (quantiles[hi] - quantiles[lo]))))
+
+    def _json_length(self) -> int:
+        if self.json_largest > JSON_FINE[1]:
+            return self.rng.randint(JSON_FINE[0], self.json_largest)
+        return self.rng.randint(*JSON_FINE)
 
     def cut(self, text: str, *, json_text: bool = False) -> list[str]:
-        quantiles = JSON_CHUNK_QUANTILES if json_text else TEXT_CHUNK_QUANTILES
+        if self.size == 0:  # whole
+            return [text] if text else []
         out, i = [], 0
         while i < len(text):
-            n = self._length(quantiles)
+            if self.size is not None:
+                n = self.size
+            elif json_text:
+                n = self._json_length()
+            else:
+                n = self._length(TEXT_SHAPE, self.text_p90)
             out.append(text[i:i + n])
             i += n
         return out
@@ -189,15 +211,18 @@ def start_output_tokens(message: Mapping[str, Any], chunks: Chunker) -> int:
 
 
 def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
-                      ping_every: int = 0, seed: str | int | None = None) -> list[SSEEvent]:
+                      ping_every: int = 0, seed: str | int | None = None,
+                      envelope: str | EnvelopeProfile | None = None) -> list[SSEEvent]:
     """The SSE events the API would stream for ``message`` (see the module docstring).
 
-    ``chunk``: fixed chunk length (default: lengths drawn like live ones, seeded by ``seed``,
-    itself the message id by default). With ``ping_every`` > 0 another ``ping`` is sent after
-    every that many block events.
+    ``envelope``: the profile the pings, chunks, padding and line endings are drawn from
+    (:data:`simulator.envelope.PROFILES`; default ``live``), seeded by ``seed`` (default: the
+    message id). ``chunk``: a fixed chunk length instead. With ``ping_every`` > 0 another
+    ``ping`` is sent after every that many block events.
     """
+    profile = profile_named(envelope)
     msg = copy.deepcopy(dict(message))
-    chunks = Chunker(seed if seed is not None else str(msg.get("id", "")), chunk)
+    chunks = Chunker(seed if seed is not None else str(msg.get("id", "")), chunk, profile)
     content = msg.get("content") or []
     usage = dict(msg.get("usage") or {})
     # container and context_management come at the end, in message_delta (PROTOCOL.md §6)
@@ -223,28 +248,64 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
         md["context_management"] = msg["context_management"]
     body.append(_ev(md))
     body.append(_ev({"type": "message_stop"}))
-    return envelope(body, streams_deltas(content[0]) if content else False,
-                    seed if seed is not None else str(msg.get("id", "")), ping_every)
+    return apply_envelope(body, streams_deltas(content[0]) if content else False,
+                    seed if seed is not None else str(msg.get("id", "")), ping_every, profile)
 
 
-def envelope(events: list[SSEEvent], first_streams_deltas: bool, seed: str | int,
-             ping_every: int = 0) -> list[SSEEvent]:
-    """``events`` (no pings) with the envelope of a live stream drawn for ``seed``: pings where
-    live streams send them and each payload's padding (:mod:`simulator.envelope`). With
+def apply_envelope(events: list[SSEEvent], first_streams_deltas: bool, seed: str | int,
+             ping_every: int = 0, profile: EnvelopeProfile = LIVE) -> list[SSEEvent]:
+    """``events`` (no pings) with an envelope drawn for ``seed`` from ``profile``: pings,
+    each payload's padding and its line endings (:mod:`simulator.envelope`). With
     ``ping_every`` > 0 a ping also follows every that many block events."""
-    slots = set(ping_slots([e.event for e in events], first_streams_deltas,
-                           rng_for(seed, "pings")))
+    slots = Counter(ping_slots([e.event for e in events], first_streams_deltas,
+                               rng_for(seed, "pings"), profile))
     pads = rng_for(seed, "padding")
+    eols = rng_for(seed, "line endings")
     out: list[SSEEvent] = []
     n = 0
     for i, e in enumerate(events):
-        out.append(SSEEvent(e.event, e.data, draw_pad(pads)))
+        out.append(SSEEvent(e.event, e.data, draw_pad(pads, profile),
+                            draw_line_endings(eols, profile)))
         if e.event.startswith("content_block_"):
             n += 1
-        if i in slots or (ping_every and e.event.startswith("content_block_")
-                          and n % ping_every == 0):
-            out.append(SSEEvent("ping", {"type": "ping"}))
+        pings = slots.get(i, 0) + (1 if ping_every and e.event.startswith("content_block_")
+                                   and n % ping_every == 0 else 0)
+        out.extend(SSEEvent("ping", {"type": "ping"}, 0, draw_line_endings(eols, profile))
+                   for _ in range(pings))
     return out
+
+
+#: Delta fields that carry text a stream may cut anywhere (the accumulator concatenates them).
+_CUTTABLE = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
+
+
+def dress_recorded(events: Sequence[SSEEvent], seed: str | int,
+                   profile: EnvelopeProfile = LIVE) -> list[SSEEvent]:
+    """Recorded ``events`` with the envelope ``profile`` gives a recorded stream: their own
+    pings and chunks kept (``live``, ``minimal``), or, for a profile that cuts recorded streams
+    again (``adversarial``), every text, thinking and tool input delta cut into ``chunk``-long
+    deltas and pings drawn between events; padding and line endings drawn. Values unchanged:
+    the stream assembles into the same message."""
+    if not profile.recut_recorded:
+        pads = rng_for(seed, "padding")
+        eols = rng_for(seed, "line endings")
+        return [SSEEvent(e.event, e.data, draw_pad(pads, profile),
+                         draw_line_endings(eols, profile)) for e in events]
+    size = profile.chunk or 1
+    cut: list[SSEEvent] = []
+    for e in events:
+        data = e.data
+        if e.event == "ping" or (isinstance(data, dict) and data.get("type") == "ping"):
+            continue  # drawn again below
+        delta = data.get("delta") if isinstance(data, dict) else None
+        field = _CUTTABLE.get(str(delta.get("type"))) if isinstance(delta, dict) else None
+        text = delta.get(field) if field and isinstance(delta, dict) else None
+        if not isinstance(text, str) or len(text) <= size or not isinstance(delta, dict):
+            cut.append(e)
+            continue
+        for i in range(0, len(text), size):
+            cut.append(SSEEvent(e.event, {**data, "delta": {**delta, field: text[i:i + size]}}))
+    return apply_envelope(cut, False, seed, 0, profile)
 
 
 def recorded_events(raw: Iterable[Any]) -> list[SSEEvent]:

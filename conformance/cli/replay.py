@@ -14,6 +14,7 @@ from simulator.http import SimRequest, SimResponse
 
 from . import EXIT_FAIL, EXIT_OK
 from .serve import (
+    add_envelope_option,
     add_fault_options,
     add_matching_option,
     add_request_options,
@@ -32,6 +33,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("cassettes", metavar="CASSETTE|DIR", help="a cassette file or a directory of them")
     add_server_options(p)
     add_matching_option(p)
+    add_envelope_option(p)
     add_fault_options(p)
     add_request_options(p)
     return p

@@ -36,9 +36,19 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "rules still judged (simulator.model_mode)")
     add_server_options(p)
     add_matching_option(p)
+    add_envelope_option(p)
     add_fault_options(p)
     add_request_options(p)
     return p
+
+
+def add_envelope_option(p: argparse.ArgumentParser) -> None:
+    from simulator.envelope import PROFILES
+
+    p.add_argument("--envelope", choices=list(PROFILES), default="live",
+                   help="how streams are enveloped (pings, chunk sizes, padding, line endings; "
+                        "simulator.envelope): "
+                        + "; ".join(f"{name}: {prof.summary}" for name, prof in PROFILES.items()))
 
 
 def add_matching_option(p: argparse.ArgumentParser) -> None:
@@ -81,9 +91,11 @@ def add_fault_options(p: argparse.ArgumentParser) -> None:
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Engine keyword arguments from ``--fault``/``--seed`` and ``--matching``."""
+    """Engine keyword arguments from ``--fault``/``--seed``, ``--matching`` and ``--envelope``."""
     matching = getattr(args, "matching", "exact")
     opts: dict[str, Any] = {"matchers": matching} if matching != "exact" else {}
+    if getattr(args, "envelope", "live") != "live":
+        opts["envelope"] = args.envelope
     if not args.fault:
         return opts
     from simulator.faults import FAULT_KINDS, FaultPlan
