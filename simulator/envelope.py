@@ -34,8 +34,8 @@ same stream at every run). Three profiles (:data:`PROFILES`; ``tooluse serve --e
     2 to 12 characters, or, in about a third of the streams, coarser (largest 13 to 178).
 
 - ``minimal``: one ping (after the first ``content_block_start``), each block's text and input in
-  one delta, no padding, ``\\n`` line endings: the simplest stream the docs allow, for stable
-  snapshots.
+  one delta, no padding, ``\\n`` line endings, ``message_start`` counting 1 output token: the
+  simplest stream the docs allow, the same bytes for any seed, for stable snapshots.
 - ``adversarial``: everything the SSE specification and the streaming docs allow, for a client's
   robustness tests: one to three pings between any two events, one-character text, thinking and
   tool input chunks (recorded streams cut again too), padding 0 to 15, and each line ending
@@ -53,7 +53,7 @@ import random
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,8 @@ class EnvelopeProfile:
     line_endings: tuple[bytes, ...] = (b"\n",)
     #: Recorded streams cut again into ``chunk``-character deltas (their values unchanged).
     recut_recorded: bool = False
+    #: ``message_start``'s ``output_tokens`` drawn as live streams count them (else 1, fixed).
+    draw_start_tokens: bool = True
 
 
 #: The default: each statistic drawn from the whole range live traffic shows (the sources of each
@@ -166,7 +168,7 @@ LIVE = EnvelopeProfile(
 )
 MINIMAL = EnvelopeProfile(
     "minimal", "one ping, each block in one delta, no padding: for stable snapshots",
-    whole_first_ping=point(1.0), chunk=0, pad=(0, 0))
+    whole_first_ping=point(1.0), chunk=0, pad=(0, 0), draw_start_tokens=False)
 ADVERSARIAL = EnvelopeProfile(
     "adversarial", "every variation SSE and the streaming docs allow: for robustness tests",
     pings_between=(1, 3), chunk=1, pad=(0, MAX_PAD), line_endings=SSE_LINE_ENDINGS,
@@ -296,6 +298,28 @@ def sse_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+_SSE_EOL_BYTES = re.compile(rb"\r\n|\r|\n")
+
+
+def iter_sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of an SSE byte stream as they arrive, split as :func:`sse_lines` splits them
+    (a ``\\r`` at a chunk's end waits for the next chunk: it may be half of ``\\r\\n``). For
+    recording live streams: ``httpx``'s ``iter_lines`` also splits at U+2028 and U+0085, which
+    raw UTF-8 payloads carry."""
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        start = 0
+        for m in _SSE_EOL_BYTES.finditer(buf):
+            if m.group() == b"\r" and m.end() == len(buf):
+                break  # maybe the first half of \r\n
+            yield buf[start:m.start()].decode("utf-8", "replace")
+            start = m.end()
+        buf = buf[start:]
+    if buf:
+        yield from sse_lines(buf.decode("utf-8", "replace"))
 
 
 def parse_raw_sse(text: str) -> list[tuple[str, str]]:
@@ -450,6 +474,6 @@ def shape_table(columns: Mapping[str, StreamShape]) -> str:
 
 __all__ = ["ADVERSARIAL", "EXTRA_PING_RATE", "FIRST_PING_AFTER_DELTAS", "LIVE", "MAX_PAD",
            "MINIMAL", "PROFILES", "SSE_LINE_ENDINGS", "EnvelopeProfile", "Span", "StreamShape",
-           "draw_line_endings", "draw_pad", "measure", "padding_of", "parse_raw_sse",
+           "draw_line_endings", "draw_pad", "iter_sse_lines", "measure", "padding_of", "parse_raw_sse",
            "ping_slots", "profile_named", "rng_for", "shape_rows", "shape_table", "sse_lines",
            "split_streams"]

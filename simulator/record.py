@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from .cassette import CASSETTE_VERSION, parse_cassette
+from .envelope import iter_sse_lines
 from .errors import api_error
 from .http import SimRequest, SimResponse, SSEEvent
 from .registry import TOOLS
@@ -154,7 +155,9 @@ class Recorder:
                headers: dict[str, str]) -> Iterator[SSEEvent]:
         events: list[dict[str, Any]] = []
         try:
-            for event in _sse(upstream.iter_lines()):
+            # Lines split at CR/LF only (httpx2's iter_lines also splits at U+2028 and U+0085,
+            # which live payloads carry raw).
+            for event in _sse(iter_sse_lines(upstream.iter_bytes())):
                 events.append({"event": event.event, "data": event.data})
                 yield event
         finally:

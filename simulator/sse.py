@@ -231,7 +231,8 @@ def synthesize_events(message: Mapping[str, Any], *, chunk: int | None = None,
     if "stop_details" in start_msg:
         start_msg["stop_details"] = None
     start_usage = {k: v for k, v in usage.items() if k in START_USAGE_KEYS}
-    start_usage["output_tokens"] = start_output_tokens(msg, chunks)
+    start_usage["output_tokens"] = start_output_tokens(msg, chunks) if profile.draw_start_tokens \
+        else min(1, int(usage.get("output_tokens") or 0))
     start_msg["usage"] = start_usage
     body: list[SSEEvent] = [_ev({"type": "message_start", "message": start_msg})]
     for i, block in enumerate(content):

@@ -190,3 +190,77 @@ def test_synthesized_envelope_lies_in_the_live_range(shared_dir: Path) -> None:
         slack = 0.03 if hi <= 1 else 0
         assert lo - slack <= got[k] <= hi + slack, (k, got[k])
         assert lo - slack <= shared[k] <= hi + slack, (k, shared[k])
+
+
+# --- the profiles -------------------------------------------------------------------------------
+
+def test_minimal_has_one_ping_whole_blocks_and_no_padding() -> None:
+    for msg in (MSG, LONG):
+        events = synthesize_events(msg, seed="snap", envelope="minimal")
+        names = [e.event for e in events]
+        assert names.count("ping") == 1 and names[names.index("content_block_start") + 1] == "ping"
+        texts = [e.data["delta"] for e in events if e.event == "content_block_delta"]
+        assert [d.get("text") for d in texts if d["type"] == "text_delta"] == \
+            [msg["content"][0]["text"]]
+        assert [d["partial_json"] for d in texts if d["type"] == "input_json_delta"] == \
+            ["", '{"city": "Paris", "unit": "celsius"}']
+        assert all(b"\r" not in e.encode() and e.encode().endswith(b"}\n\n") for e in events
+                   if e.event != "ping")
+        # the same bytes for every seed: a stable snapshot
+        assert wire(events) == wire(synthesize_events(msg, seed="other", envelope="minimal"))
+
+
+def test_adversarial_pings_between_all_events_cuts_one_character_chunks() -> None:
+    events = synthesize_events(LONG, seed="adv", envelope="adversarial")
+    names = [e.event for e in events]
+    assert names[0] == "message_start" and names[-1] == "message_stop"
+    real = [i for i, n in enumerate(names) if n != "ping"]
+    gaps = [b - a - 1 for a, b in zip(real, real[1:], strict=False)]
+    assert min(gaps) >= 1 and max(gaps) == 3  # one to three pings between any two events
+    deltas = [e.data["delta"] for e in events if e.event == "content_block_delta"]
+    assert {len(d.get("text", d.get("partial_json", "x"))) for d in deltas} <= {0, 1}
+    endings = b"".join(e.encode() for e in events)
+    assert b"\r\n" in endings and b"\r" in endings.replace(b"\r\n", b"") and \
+        b"\n" in endings.replace(b"\r\n", b"")
+    pads = {padding_of(e.encode().splitlines()[1][6:].decode()) for e in events if e.event != "ping"}
+    assert pads == set(range(MAX_PAD + 1))
+    from simulator.sse import assemble_message
+    assert assemble_message(events) == assemble_message(synthesize_events(LONG, seed="adv"))
+
+
+def test_adversarial_cuts_recorded_streams_again_values_unchanged() -> None:
+    from simulator.envelope import ADVERSARIAL
+    from simulator.sse import assemble_message, dress_recorded
+    recorded = synthesize_events(LONG, seed="rec")
+    again = dress_recorded(recorded, "rec#0", ADVERSARIAL)
+    assert len(again) > 3 * len(LONG["content"][0]["text"])
+    assert assemble_message(again) == assemble_message(recorded)
+    # live keeps a recording's own events and pings, only padding drawn
+    from simulator.envelope import LIVE as live
+    kept = dress_recorded(recorded, "rec#0", live)
+    assert [(e.event, e.data) for e in kept] == [(e.event, e.data) for e in recorded]
+
+
+def test_a_bad_profile_name_is_a_usage_error_naming_the_valid_ones() -> None:
+    import simulator
+    from simulator.envelope import profile_named
+    with pytest.raises(ValueError, match="expected one of live, minimal, adversarial"):
+        profile_named("noisy")
+    with pytest.raises(ValueError, match="envelope='noisy': expected one of live, minimal"):
+        with simulator.mock("bash/bash_20250124/one_command_streamed.json", envelope="noisy"):
+            pass
+
+
+def test_the_cli_takes_envelope_on_serve_and_replay(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+    for command in ("serve", "replay"):
+        with pytest.raises(SystemExit) as e:
+            main([command, "fixtures", "--envelope", "noisy"])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "invalid choice: 'noisy' (choose from 'live', 'minimal', 'adversarial')" in err
+    import argparse
+
+    from conformance.cli.serve import engine_options
+    args = argparse.Namespace(fault=[], matching="exact", envelope="adversarial")
+    assert engine_options(args) == {"envelope": "adversarial"}

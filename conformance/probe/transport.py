@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 
 from simulator.cassette import CASSETTE_VERSION
+from simulator.envelope import sse_lines
 from simulator.record import HOP_BY_HOP, KEPT_REQUEST_HEADERS, _sse, save_cassette
 from simulator.secrets import SecretScanner
 
@@ -50,7 +51,7 @@ class RecordingTransport(httpx2.BaseTransport):
         headers = {k.lower(): v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP}
         response: dict[str, Any] = {"status": upstream.status_code, "headers": headers}
         if headers.get("content-type", "").startswith("text/event-stream"):
-            lines = raw.decode("utf-8", errors="replace").splitlines()
+            lines = sse_lines(raw.decode("utf-8", errors="replace"))  # CR/LF only, not U+2028
             response["events"] = [{"event": e.event, "data": e.data} for e in _sse(iter(lines + [""]))]
         else:
             response["body"] = _json_or_text(raw)
