@@ -59,12 +59,13 @@ def tests(session: nox.Session) -> None:
 
 #: The tests that drive the ``anthropic`` SDK (every test module importing it; tests/test_sdk_range.py
 #: keeps the list whole), run by the ``sdk_*`` sessions at each end of the range pyproject admits.
-SDK_TESTS = ("tests/test_adapters.py", "tests/test_engine_deliberate.py", "tests/test_faults.py",
+SDK_TESTS = ("tests/test_adapters.py", "tests/test_engine_deliberate.py",
+             "tests/test_envelope_sdk.py", "tests/test_faults.py",
              "tests/test_files_models_api.py", "tests/test_managed_agents.py",
              "tests/test_managed_agents_sdk_worker.py", "tests/test_matching_docs.py",
              "tests/test_matching_surfaces.py", "tests/test_probe.py", "tests/test_record.py",
              "tests/test_rules_fields.py", "tests/test_sdk_e2e.py", "tests/test_sse.py",
-             "tests/test_transports.py", "tests/test_validation_sdk.py")
+             "tests/test_transports.py", "tests/test_validation_sdk.py", "tests/test_wire_utf8.py")
 
 
 def sdk_lower_bound() -> str:
