@@ -76,6 +76,10 @@ _DATA = ("the calibration rule (docs/checks.md): breaking it loses or corrupts t
 _CODE = ("the calibration rule (docs/checks.md): breaking it executes input as code; no sentence "
          "of the seed states it")
 _HANG = "the calibration rule (docs/checks.md): breaking it hangs the session"
+_RECOVERS = ("SHOULD: judged by what the session does, not by the words of the answers: the next "
+             "command works (the state kept, or a fresh session that replaced a shell that "
+             "ended, as seed 003's own design does), or it is answered at once with an error "
+             "and a restart brings the session back")
 
 # Sentences quoted more than once.
 _VIEW = Basis(
@@ -315,7 +319,8 @@ BASES: dict[str, Basis] = {
         "occurred."),
     "bash.session.background_job_does_not_hang": Basis(
         *_SENTINEL, rule=_HANG + " (a job holding the output pipe open keeps end of file from "
-        "ever arriving); no sentence names background jobs"),
+        "ever arriving; a command ending in `&` that the tool's own suffix turns into a syntax "
+        "error ends the shell); no sentence names background jobs"),
     "bash.session.sentinel_lookalike_output": Basis(
         *_SENTINEL, rule="the marker is the harness's business: output that merely looks like "
         "one is the command's output (cutting it short loses it; the calibration rule: data)"),
@@ -326,7 +331,11 @@ BASES: dict[str, Basis] = {
         "결코 끝나지 않는 명령(입력을 기다리는 명령 등)은 센티널 줄이 도착하지 않으므로 세션을 영원히 "
         "막아요. 모든 명령에 마감 시간을 주세요.",
         "A command that never ends (such as one waiting for input) blocks the session forever, "
-        "because the sentinel line never arrives. Give every command a deadline."),
+        "because the sentinel line never arrives. Give every command a deadline.",
+        "with “Limitations”: the session cannot run a command that waits for input on stdin; in "
+        "the seed's own design such a command reads the tool's next line and the deadline ends "
+        "it with an error, which is conformant; a command fed input nobody sent and answered as "
+        "a success is a lie (the calibration rule)"),
     "bash.timeout.returns_error_in_time": Basis(
         "메시지를 오류 tool_result로 반환하세요 (오류 처리하기 참고). 그러면 도구 호출이 실패로 "
         "표시돼요.",
@@ -338,17 +347,22 @@ BASES: dict[str, Basis] = {
         "then the session is restarted"),
     "bash.sandbox.stays_in_its_case": _ISOLATE,
     "editor.sandbox.stays_in_its_case": _ISOLATE,
-    "bash.errors.exit_recovers": Basis(
-        *_TELL_CLAUDE, rule="SHOULD: the session keeps working, or the answer says it must be "
-        "restarted and a restart brings it back"),
+    "bash.errors.exit_recovers": Basis(*_TELL_CLAUDE, rule=_RECOVERS),
     "bash.errors.failure_flagged": Basis(
         "메시지를 tool_result 콘텐츠로 반환하고 is_error를 true로 설정해 도구 호출이 실패했음을 "
         "표시해요.",
         "Return the message as the tool_result content and set is_error to true to mark that "
         "the tool call failed."),
-    "bash.errors.syntax_error_recovers": Basis(
-        *_TELL_CLAUDE, rule="SHOULD: the session keeps working, or the answer says it must be "
-        "restarted and a restart brings it back"),
+    "bash.errors.syntax_error_recovers": Basis(*_TELL_CLAUDE, rule=_RECOVERS),
+    "bash.input.empty_or_comment_answered": Basis(
+        _PERSIST.original, _PERSIST.english,
+        "an empty or comment-only command is input the seed does not name; a hang, or a session "
+        "lost for it, is what the calibration rule forbids (hangs, data); how it is answered "
+        "(no output, a placeholder, an error) is left open"),
+    "bash.output.non_utf8_answered": Basis(
+        *_OUTPUT_RETURNED, rule="the seed says nothing of output that is not UTF-8; a crash, a "
+        "hang or the valid text around the bytes lost is what the calibration rule forbids "
+        "(hangs, data); how the invalid bytes are shown is left open (reported)"),
     "bash.output.control_characters": Basis(
         *_OUTPUT_RETURNED, rule="a convention the docs leave open (INFO): the seed asks for "
         "the output, not for a byte format; the check reports which form it saw"),

@@ -19,7 +19,8 @@ from conformance.catalog import CATALOG
 from conformance.checks.bash_model import fixed_check_fails
 from conformance.properties import bash_machine
 from conformance.properties.bash_background import BACKGROUND_FORMS, Background
-from conformance.properties.bash_commands import Command, DefFn, Setup
+from conformance.properties.bash_commands import Cd, Command, DefAlias, DefFn, Setup, SetVar, Umask
+from conformance.properties.bash_errors import SYNTAX_ERRORS, SyntaxError_
 from conformance.properties.bash_machine import (
     REPORTED_BY,
     BashModelReport,
@@ -191,6 +192,49 @@ def test_a_shell_a_syntax_error_ends_is_restarted_as_a_model_would(
         s.close()
     assert report.findings == [] and report.set_aside == {}, [d.message for d in report.findings]
     assert deaths  # the examples did end the shell with a syntax error
+
+
+class _LosesOnlyTheDirectory(BashTool):
+    """After a syntax error its shell is in `/` and keeps everything else: neither the state
+    kept nor a fresh session's."""
+
+    def __call__(self, tool_input: Any) -> dict[str, Any]:
+        answer = super().__call__(tool_input)
+        if "syntax error" in str(answer["content"]):
+            self.session.run("cd /")
+        return answer
+
+
+def _ops_through_a_syntax_error() -> list[Any]:
+    state = Command([Cd("alpha"), SetVar("TU_ALPHA", "kept", "export"), Umask("027"),
+                     DefAlias("tu_al_one", "word")], "; ")
+    return [Setup(), state, SyntaxError_(SYNTAX_ERRORS.index("echo )")), ReadBack()]
+
+
+@pytest.mark.parametrize(("name", "agrees"), [
+    ("reference", True),  # the shell lives: the state kept
+    ("conformant/bash_restart_on_death", True),  # it dies, is replaced: a fresh session
+    ("conformant/bash_seed003_session", True),  # seed 003's own BashSession, completed
+    ("loses-only-the-directory", False),  # neither
+])
+def test_after_a_syntax_error_the_state_is_kept_or_a_fresh_sessions_as_a_whole(
+        tmp_path: Path, name: str, agrees: bool) -> None:
+    """Issue 36: a syntax error (`echo )`) ends a non-interactive bash fed through a pipe (seed
+    003's own design); a tool that replaces the shell and says so is followed by a fresh session.
+    The probe after the error is a read-back: the state kept, or a fresh session's as a whole,
+    from there on; judged by what the session shows, not by the answers' words."""
+    factory = _LosesOnlyTheDirectory if name == "loses-only-the-directory" else _factory(name)
+    s = InProcessSession(tmp_path, "bash_20250124", factory(tmp_path, timeout=TIMEOUT),
+                         timeout=TIMEOUT)
+    try:
+        d = run_ops(s, _ops_through_a_syntax_error(), tmp_path)
+    finally:
+        s.close()
+    if agrees:
+        assert d is None, (d.key, d.message, d.received)
+    else:
+        assert d is not None and d.key.startswith("state:"), d
+        assert "nor a fresh session's" in d.message
 
 
 def test_the_time_cap_makes_a_run_incomplete_not_a_verdict(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from conformance.checks.bash_replay import Again, fail
 from conformance.checks.planted import plant_directory
 from conformance.properties.bash_model import readable
 from conformance.session import ToolResult, ToolSession
-from conformance.subjects.isolation import alive, kill_pids, processes_supported
+from conformance.subjects.isolation import alive, grace_for, kill_pids, processes_supported
 from simulator.sources import SEED_BASH, Source, seed
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -258,3 +258,47 @@ def invalid_rejected(s: ToolSession) -> None:
             fail(s, f"{tool_input} was not answered with an error", received=r,
                  documented={"is_error": True}, reproducer=[tool_input],
                  shows=lambda a: not a.last.is_error)
+
+
+@bash_check("bash.input.empty_or_comment_answered", MUST, PERSISTENT,
+            "An empty command and a comment-only command (`# note`) are answered in time (with "
+            "no output, a placeholder or an error) and the session keeps its state: the next "
+            "command runs in the same directory with the same variables.")
+def empty_or_comment_answered(s: ToolSession) -> str:
+    t = token()
+    target = plant_directory(s, "keep-state")
+    ok(s, f"cd {q(target)} && export TOOLUSE_KEEP_VAR=kept-{t}", "setting up the session")
+    read = 'pwd; echo "var=[$TOOLUSE_KEEP_VAR]"'
+    if _lost(run(s, read), target, t):  # lost between plain commands: not this check's defect
+        raise CheckSkipped("the session does not keep its directory or variables between plain "
+                           "commands (see bash.session.cwd_persists, bash.session.env_persists)")
+    deadline = s.timeout + grace_for(s.timeout)
+    seen = []
+    for command in ("", f"# note {t}"):
+        shown = "an empty command" if not command else f"a comment-only command `{command}`"
+        r = run(s, command, deadline=deadline)
+        if r.timed_out:  # judged on time: the replay's answer did not come in time either
+            fail(s, f"{shown} was never answered: no answer within {deadline:g}s ({waited(r)})",
+                 received=r, documented="an answer (no output, a placeholder or an error)",
+                 shows=lambda a: a.last.timed_out)
+        seen.append(f"{'empty' if not command else 'comment'}: "
+                    f"{'an error' if r.is_error else 'answered'}")
+        after = run(s, read)
+        problems = _lost(after, target, t)
+        if problems:
+            fail(s, f"after {shown} the session lost its state ({', '.join(problems)})",
+                 received=[r, after], documented=f"{target}\nvar=[kept-{t}]\n",
+                 shows=lambda a: bool(_lost(a.last, str(a.path(target)), t)))
+    return "; ".join(seen)
+
+
+def _lost(r: ToolResult, target: str, t: str) -> list[str]:
+    """What the answer to ``pwd`` and the variable's echo shows lost."""
+    problems = []
+    if r.is_error:
+        problems.append("the next command was answered with an error")
+    if not any(same_dir(line, target) for line in lines_of(r)):
+        problems.append("working directory")
+    if not has(r, f"var=[kept-{t}]"):
+        problems.append("exported variable")
+    return problems

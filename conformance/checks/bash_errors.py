@@ -61,55 +61,76 @@ def failure_flagged(s: ToolSession) -> None:
     run_property(s, st.tuples(statuses, words), body)
 
 
-def _recovers_or_asks_for_restart(s: ToolSession, first: ToolResult, what: str) -> str:
-    """After ``first`` (the answer to a command that broke the session): either the session
-    works by itself, or an error answer says it must be restarted and ``restart: true`` brings
-    it back (seed 003 "Handle errors": tell Claude what happened, with is_error: true)."""
+def _recovers_or_is_restarted(s: ToolSession, first: ToolResult, what: str) -> str:
+    """After ``first`` (the answer to a command that can break the session), judged by what the
+    session does, never by the words of the answers (seed 003 "Handle errors": "When a command
+    fails or the session breaks, tell Claude what happened", with is_error: true):
+
+    - the next command works: the session kept working (holding its state, or as a fresh
+      session that replaced a shell that ended: the seed's own design, restarted on death);
+    - else the session is broken, and that must show: the next command is answered at once
+      with an error (not a success without its output, not only when the tool's command
+      timeout runs out, as a tool waiting for a dead shell answers), and ``restart: true``
+      brings the session back."""
     fine, r2 = works(s)
     if fine:
         return "the session keeps working by itself"
-    if not _asks_for_restart(first, r2):
-        fail(s, f"after {what} the session does not work, and neither that answer nor the next "
-             "one is an error saying the session must be restarted", received=[first, r2],
-             documented="a working session, or is_error: true with a message asking for "
+    if not r2.is_error:
+        fail(s, f"after {what} the session does not work, and `echo` was answered as a success "
+             "without its output (a broken session must be answered with is_error: true)",
+             received=[first, r2], documented="the echo's output, or is_error: true",
+             shows=lambda a: does_not_work(a) and not a.last.is_error)
+    if _at_the_deadline(s, r2):
+        fail(s, f"after {what} the session does not work: `echo` was answered only when the "
+             f"tool's {s.timeout:g}s command timeout ran out ({waited(r2)}): the shell is gone "
+             "and was not replaced", received=[first, r2],
+             documented="the echo's output, or an error at once; and a working session after "
                         "`restart: true`",
-             shows=lambda a: does_not_work(a) and not _asks_for_restart(*a.results[-2:]))
+             shows=lambda a: does_not_work(a) and _at_the_deadline(a.session, a.last))
     rr = s.call({"restart": True})
     fine, r3 = works(s)
     if rr.is_error or not fine:
-        fail(s, f"after {what} the tool asked for a restart, but the session does not work "
-             "after `restart: true`", received=[rr, r3],
+        fail(s, f"after {what} the session does not work, not even after `restart: true`",
+             received=[r2, rr, r3],
              documented={"restart": "a confirming result", "next command": "works"},
              shows=lambda a: a.results[-2].is_error or does_not_work(a))
-    return "the tool reports the broken session and asks for a restart, which brings it back"
+    asks = " (it asks for a restart)" if _asks_for_restart(first, r2) else ""
+    return f"the tool answers with errors until a restart{asks}, which brings the session back"
+
+
+def _at_the_deadline(s: ToolSession, r: ToolResult) -> bool:
+    """Was ``r`` answered only when the subject's command timeout ran out (time the harness
+    allowed for measured load aside)?"""
+    timeout = float(getattr(s, "timeout", 0) or 0)
+    return timeout > 0 and r.elapsed - r.allowance >= 0.8 * timeout
 
 
 def _asks_for_restart(*answers: ToolResult) -> bool:
-    """Is one of ``answers`` an error saying the session must be restarted?"""
+    """Is one of ``answers`` an error mentioning a restart? (Reported, never required.)"""
     return any(x.is_error and "restart" in readable(x.text).lower() for x in answers)
 
 
 @bash_check("bash.errors.syntax_error_recovers", SHOULD, HANDLE_ERRORS,
-            "A command with a syntax error (an unclosed quote) is answered; the session keeps "
-            "working, or the answer says it must be restarted and it works after a restart.")
+            "A command with a syntax error (an unclosed quote) is answered in time; the next "
+            "command works, or is answered at once with an error and works after a restart.")
 def syntax_error_recovers(s: ToolSession) -> str:
     # Whether the answer is flagged is bash.errors.failure_flagged's business (exit status 2).
     r = run(s, "echo 'unclosed")
     if r.timed_out:
         fail(s, "a command with an unclosed quote was never answered", received=r,
              documented="an error result", shows=lambda a: a.last.timed_out)
-    return "syntax error: " + _recovers_or_asks_for_restart(s, r, "a syntax error")
+    return "syntax error: " + _recovers_or_is_restarted(s, r, "a syntax error")
 
 
 @bash_check("bash.errors.exit_recovers", SHOULD, HANDLE_ERRORS,
-            "A command that exits the shell (`exit 3`) is answered; the session keeps working, or "
-            "an error answer says it must be restarted and it works after a restart.")
+            "A command that exits the shell (`exit 3`) is answered; the next command works, or "
+            "is answered at once with an error and works after a restart.")
 def exit_recovers(s: ToolSession) -> str:
     r = run(s, "exit 3")
     if r.timed_out:
         fail(s, "`exit 3` was never answered", received=r, documented="an error result",
              shows=lambda a: a.last.timed_out)
-    return "exit: " + _recovers_or_asks_for_restart(s, r, "the shell exited")
+    return "exit: " + _recovers_or_is_restarted(s, r, "the shell exited")
 
 
 # --- timeouts, stdin, background jobs --------------------------------------------------------------
@@ -147,9 +168,15 @@ def timeout_session_usable(s: ToolSession) -> None:
 
 @bash_check("bash.stdin.does_not_hang", MUST, TIMEOUTS,
             "A command that reads stdin does not hang the session: it sees end of file at once, "
-            "or the tool's command timeout ends it with an error in time; it is not fed the "
-            "session's own input, and the session works afterwards.")
+            "or the tool's command timeout ends it with an error in time; a command fed input "
+            "nobody sent (the session's own) is not answered as a success, and the session works "
+            "afterwards.")
 def stdin_does_not_hang(s: ToolSession) -> str:
+    # Seed 003's own design (a pipe to a non-interactive bash) lets a command reading stdin read
+    # the tool's next line, `echo <sentinel>`: "the session cannot run ... any command that
+    # waits for input on stdin" ("Limitations"), and "Use command timeouts" gives the remedy,
+    # a deadline that ends it with an error. What is judged: no hang, an error flagged when the
+    # command was fed what nobody sent (never a success), and a session that works after.
     probe = s.workdir / f"stdin-probe-{token()}"
     deadline = s.timeout + grace_for(s.timeout)
     r = run(s, f'read -r line; status=$?; printf "%s" "$line" > {q(probe)}; '
@@ -160,17 +187,22 @@ def stdin_does_not_hang(s: ToolSession) -> str:
              documented="end of file at once (read-status=1), or an error result from the "
                         "command timeout", shows=lambda a: a.last.timed_out)
     fed = _fed(probe)
-    if fed:  # what it was fed differs run to run (the session's own input): fed anything
+    if fed and not r.is_error:  # what it was fed differs run to run: fed anything, a success
         fail(s, f"a command reading stdin was fed input nobody sent it (the session's own "
-             f"input?): it read {fed[:120]!r}", received=r, documented="read-status=1\n",
-             shows=lambda a: bool(_fed(a.path(probe))))
+             f"input?) and answered as a success: it read {fed[:120]!r}", received=r,
+             documented="read-status=1\n, or an error result (the command timeout)",
+             shows=lambda a: bool(_fed(a.path(probe))) and not a.last.is_error
+             and not a.last.timed_out)
     still_works(s, "after a command read stdin")
     if not r.is_error and has_line(r, "read-status=1"):
         return "stdin: end of file at once"
     if r.is_error:
-        if r.elapsed >= 0.8 * s.timeout:
-            return "stdin: command ended by the tool's timeout"
-        return "stdin: answered at once with an error"
+        how = ("ended by the tool's timeout" if r.elapsed >= 0.8 * s.timeout
+               else "answered at once with an error")
+        if fed:
+            return (f"stdin: command {how}, after it read the session's own input (seed 003 "
+                    "Limitations: a command waiting on stdin cannot run)")
+        return f"stdin: command {how}"
     first = next((x.strip() for x in lines_of(r) if x.strip()), "")
     return f"stdin: answered without end of file ({first[:40]!r})"
 
@@ -209,8 +241,8 @@ def background_command(form: str, s: ToolSession, t: str) -> str:
 @bash_check("bash.session.background_job_does_not_hang", MUST, IMPLEMENT,
             "A command that starts a background job in any of the forms models write (`cmd &`, "
             "`nohup cmd &`, `cmd > log 2>&1 &`, `(cmd &)`, `cmd & disown`, `setsid cmd &`, a "
-            "server, a job that keeps printing) is answered in time with its own output, not "
-            "held until the job ends, and the next command works.")
+            "server, a job that keeps printing, a command that ends in `&`) is answered in time "
+            "with its own output, not held until the job ends, and the next command works.")
 def background_job_does_not_hang(s: ToolSession) -> None:
     deadline = s.timeout + grace_for(s.timeout)
     for form in BACKGROUND_FORMS:
@@ -242,6 +274,33 @@ def background_job_does_not_hang(s: ToolSession) -> None:
                  f"{'with an error' if r2.is_error else 'without its output'}",
                  received=r2, documented="recovered-…\n", reproducer=sent,
                  shows=does_not_work)
+    _ends_in_ampersand(s, deadline)
+
+
+def _ends_in_ampersand(s: ToolSession, deadline: float) -> None:
+    """A command that ENDS in ``&`` and nothing after it (``sleep 60 &``), as models write it: a
+    tool that appends its own ``; echo <marker>`` makes it ``sleep 60 &; echo …``, a syntax
+    error (a vendor demo does). Answered in time, as a success (it printed nothing, exited 0),
+    and the next command works."""
+    command = f"sleep {max(60, int(s.timeout * 10))} &"
+    sent = [{"command": command}]
+    r = run(s, command, deadline=deadline)
+    documented = {"content": "", "is_error": False}
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"a command ending in `&` (`{command}`) hung the session: no answer within "
+             f"{deadline:g}s ({waited(r)})", received=r, documented=documented,
+             reproducer=sent, shows=lambda a: a.last.timed_out)
+    if r.is_error:
+        fail(s, f"a command ending in `&` (`{command}`) was answered with an error (did the tool "
+             "append its own command after the `&`, making `&;` a syntax error?)", received=r,
+             documented=documented, reproducer=sent,
+             shows=lambda a: a.last.is_error and not a.last.timed_out)
+    fine, r2 = works(s)
+    if not fine:
+        sent.append(dict(s.history[-1]))
+        fail(s, f"the session does not work after a command ending in `&` (`{command}`): `echo` "
+             f"was answered {'with an error' if r2.is_error else 'without its output'}",
+             received=r2, documented="recovered-…\n", reproducer=sent, shows=does_not_work)
 
 
 def _leaks_at_close(a: Again) -> bool:

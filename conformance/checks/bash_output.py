@@ -18,6 +18,7 @@ from conformance.checks.bash import (
     MUST,
     SHOULD,
     bash_check,
+    does_not_work,
     expect_in,
     has,
     lines_of,
@@ -26,6 +27,7 @@ from conformance.checks.bash import (
     run,
     token,
     waited,
+    works,
 )
 from conformance.checks.bash_replay import fail
 from conformance.checks.properties import run_property
@@ -311,3 +313,46 @@ def sentinel_lookalike_output(s: ToolSession) -> None:
     if what:
         fail(s, f"the result after sentinel-like output {what}", received=r2,
              documented=f"next-{t}\n", shows=lambda a: wrong_next(a.last) == what)
+
+
+@bash_check("bash.output.non_utf8_answered", MUST, HOW_IT_WORKS,
+            "Output that is not UTF-8 (bytes 0xff 0xfe between lines of text) is answered in "
+            "time, as a success, with the valid text kept in order (the invalid bytes shown in "
+            "any way or dropped), and the next command works.")
+def non_utf8_answered(s: ToolSession) -> str:
+    t = token()
+    words = [f"before-{t}", f"invalid-{t}", f"after-{t}"]
+    # Octal escapes: the command itself is printable ASCII.
+    command = f"printf '{words[0]}\\n\\377\\376 {words[1]}\\n{words[2]}\\n'"
+    deadline = s.timeout + grace_for(s.timeout)
+    r = run(s, command, deadline=deadline)
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"output that is not UTF-8 was never answered: no answer within {deadline:g}s "
+             f"({waited(r)})", received=r, documented="\n".join(words) + "\n",
+             shows=lambda a: a.last.timed_out)
+
+    def lost(answer: ToolResult) -> list[str]:
+        text, at, out = readable(answer.text), 0, []
+        for w in words:  # in order
+            found = text.find(w, at)
+            if found < 0:
+                out.append(w)
+            else:
+                at = found + len(w)
+        return out
+
+    if lost(r) or r.is_error:
+        missing = lost(r)
+        what = (f"lost its valid text ({', '.join(missing)} missing or out of order)" if missing
+                else "was answered with an error (the command succeeded)")
+        fail(s, f"output that is not UTF-8 {what}", received=r,
+             documented="\n".join(words) + "\n (the bytes 0xff 0xfe shown in any way)",
+             shows=lambda a: not a.last.timed_out and (bool(lost(a.last)) or a.last.is_error))
+    fine, r2 = works(s)
+    if not fine:
+        fail(s, "the session does not work after output that is not UTF-8: `echo` was answered "
+             f"{'with an error' if r2.is_error else 'without its output'}", received=r2,
+             documented="recovered-…\n", shows=does_not_work)
+    line = next((x for x in lines_of(r) if words[1] in x), "")
+    shown = line[:line.find(words[1])].strip() or "dropped"
+    return f"non-UTF-8 bytes shown as {shown!r}"

@@ -1,13 +1,14 @@
 """Bash steps that go wrong on purpose: a syntax error (seed 003 "Handle errors": answered with an
-error; the session keeps working, or the answer asks for a restart) and a command past the command
-timeout (seed 003 "Use command timeouts": an error answer in time; afterwards every piece of state
-is what it was or what a fresh session has)."""
+error; the session keeps working, holding its state or as a fresh session, or a restart brings it
+back) and a command past the command timeout (seed 003 "Use command timeouts": an error answer in
+time; afterwards every piece of state is what it was or what a fresh session has)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.properties.bash_model import readable
+from conformance.properties.bash_model import parse_read_back, read_back_command, readable
+from conformance.properties.bash_read_back import judge_read_back
 from conformance.properties.bash_step import Ctx, Disagreement, Op, lines_of
 
 #: Syntax errors (bash exits 2 on each).
@@ -16,11 +17,21 @@ SYNTAX_ERRORS = ("echo 'unclosed", "if true; then echo x", "echo )", "for x in; 
 
 @dataclass
 class SyntaxError_(Op):
-    """A command with a syntax error: answered with an error; the session keeps working, or
-    ``restart: true`` brings it back. Whether a broken session's answers said a restart is
-    needed is ``bash.errors.syntax_error_recovers``' question, a SHOULD: the machine restarts
-    as a model would, asked or not, and asserts only that the restart brings the session back
-    (a shell that a syntax error ends, as the SDK agent toolset's does for ``if true; then``)."""
+    """A command with a syntax error: answered with an error; then the session works, either
+    holding its state or as a fresh session, or ``restart: true`` brings it back.
+
+    Judged by what the session does, not by what the answers say. Seed 003's own
+    ``BashSession`` feeds commands to a non-interactive bash through a pipe, and a syntax error
+    (``echo )``) ends such a shell; completed as the seed asks ("When a command fails or the
+    session breaks, tell Claude what happened", "Handle errors"), the tool restarts it and the
+    next command runs in a fresh session. So the probe after the error is a read-back, and the
+    state it shows may be the one kept (the shell lived) or, as a whole, a fresh session's (the
+    shell ended and was replaced, said or not): from there the model is the one that agreed.
+    Whether a broken session's answers said a restart is needed is
+    ``bash.errors.syntax_error_recovers``' question, a SHOULD: when the probe does not work the
+    machine restarts as a model would, asked or not, and asserts only that the restart brings
+    the session back (a shell that a syntax error ends for good, as the SDK agent toolset's does
+    for ``if true; then``)."""
 
     index: int
     kind = "syntax"
@@ -30,8 +41,9 @@ class SyntaxError_(Op):
         r = ctx.send({"command": command}, self.kind)
         ctx.expect_status(r, "fail", f"`{command}` (a syntax error)")
         ctx.disturbed(self.kind)
-        probe = ctx.send({"command": "echo tu-probe-ok"}, self.kind)
-        if not probe.is_error and any(x.strip() == "tu-probe-ok" for x in lines_of(probe)):
+        probe = ctx.send({"command": read_back_command(ctx.m)}, self.kind)
+        if not probe.is_error and "cwd" in parse_read_back(lines_of(probe)):
+            judge_read_back(ctx, probe, or_fresh=True)  # the session works: kept or fresh
             return
         asked = any(x.is_error and "restart" in readable(x.text).lower() for x in (r, probe))
         rr = ctx.send({"restart": True}, self.kind)

@@ -49,7 +49,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.properties.bash_background import BACKGROUND_FORMS, Background
-from conformance.properties.bash_commands import PARTS, RELIES_ON_CWD, Command, Fail, Setup
+from conformance.properties.bash_commands import (
+    FAILURES,
+    PARTS,
+    RELIES_ON_CWD,
+    Command,
+    Fail,
+    Setup,
+)
 from conformance.properties.bash_errors import SYNTAX_ERRORS, SyntaxError_, Timeout
 from conformance.properties.bash_model import SessionModel
 from conformance.properties.bash_outputs import OUTPUTS, SIZES, Output
@@ -89,7 +96,9 @@ EXPLORE_SHARE = 0.7
 TIMEOUT_EXAMPLES = (6,)
 #: The kinds of step a rule draws from (repeats weigh a kind).
 KINDS = ("command", "command", "command", "read-back", "read-back", "output", "syntax",
-         "background", "background", "restart", "restart", "timeout")
+         "background", "background", "restart", "restart", "timeout", "failure")
+#: The failing commands a "failure" step ends with (their exit status is not 0 in any shell).
+FAILING = tuple(i for i, (_, status) in enumerate(FAILURES) if status == "fail")
 #: Example subjects started ahead (start-up overlaps the examples before them).
 PREFETCH = 2
 #: Replays shrinking one finding may use (a count: the same subject gets the same reproducer).
@@ -355,6 +364,15 @@ def _machine(run: _Run, steps: int) -> type[RuleBasedStateMachine]:
                 self.step(Command(parts, joiner))
             elif kind == "read-back":
                 self.step(ReadBack())
+            elif kind == "failure":
+                # State set, then a command that fails, in one command line: the failure is
+                # the line's exit status, and the session keeps what it set (seed 003 "Bash
+                # tool": state persists between commands; a failure is not a restart). A shell
+                # that a syntax error ends may be replaced (the syntax step); one that fails a
+                # command may not.
+                parts = data.draw(st.lists(PARTS, min_size=1, max_size=2))
+                failing = Fail(data.draw(st.sampled_from(FAILING)))
+                self.step(Command([*parts, failing], "; "))
             elif kind == "output":
                 how = data.draw(st.sampled_from(tuple(SIZES)))
                 self.step(Output(how, data.draw(st.sampled_from(SIZES[how]))))

@@ -14,6 +14,7 @@ from conformance.properties.bash_model import (
     read_back_command,
 )
 from conformance.properties.bash_step import Ctx, Disagreement, Op, lines_of, short
+from conformance.session import ToolResult
 
 
 @dataclass
@@ -23,34 +24,46 @@ class ReadBack(Op):
     kind = "read-back"
 
     def run(self, ctx: Ctx) -> None:
-        m = ctx.m
-        command = read_back_command(m)
-        r = ctx.send({"command": command}, self.kind)
-        shown = parse_read_back(lines_of(r))
-        before = m.copy()
-        mismatches = compare(m, shown)
-        if r.is_error and not any(x.component == "missing" for x in mismatches):
-            ctx.expect_status(r, "ok", "the read-back command")
-        check_files(ctx, r)
-        if not mismatches:
-            ctx.settled = True
-            ctx.cleared.clear()
-            return
-        first = mismatches[0]
-        if first.component == "missing":
-            key = f"missing-after:{ctx.after}" if not ctx.settled else "missing"
-            message = (f"the read-back's output is not in its result (after a {ctx.after} "
-                       "step): the session lost or shifted output")
-        elif first.name in ctx.cleared or (first.component == "cwd" and "cwd" in ctx.cleared
-                                            and before.cwd == {INITIAL}):
-            key = f"restart-kept:{first.component}"
-            message = f"{first.name} kept its value across a restart ({first.shown})"
-        else:
-            key = f"state:{first.component}"
-            message = (f"the session does not hold {_named(first.component, first.name)} "
-                       f"the commands set: shows {first.shown}, expected {first.allowed}")
-        raise Disagreement(key, message, short(r),
-                           {x.name: x.allowed for x in mismatches})
+        r = ctx.send({"command": read_back_command(ctx.m)}, self.kind)
+        judge_read_back(ctx, r)
+
+
+def judge_read_back(ctx: Ctx, r: ToolResult, *, or_fresh: bool = False) -> None:
+    """Judge the answer ``r`` to a read-back against the model (narrowing it on agreement).
+    ``or_fresh``: the state may also be a fresh session's, as a whole (the shell ended and a new
+    one took its place: seed 003 "Handle errors", "when ... the session breaks"); when only
+    that agrees, the model becomes the restarted one from here on."""
+    m = ctx.m
+    shown = parse_read_back(lines_of(r))
+    before = m.copy()
+    mismatches = compare(m, shown)
+    if mismatches and or_fresh and "cwd" in shown:
+        fresh = before.copy()
+        fresh.restart()
+        if not compare(fresh, shown):
+            ctx.m, m, mismatches = fresh, fresh, []
+    if r.is_error and not any(x.component == "missing" for x in mismatches):
+        ctx.expect_status(r, "ok", "the read-back command")
+    check_files(ctx, r)
+    if not mismatches:
+        ctx.settled = True
+        ctx.cleared.clear()
+        return
+    first = mismatches[0]
+    if first.component == "missing":
+        key = f"missing-after:{ctx.after}" if not ctx.settled else "missing"
+        message = (f"the read-back's output is not in its result (after a {ctx.after} "
+                   "step): the session lost or shifted output")
+    elif first.name in ctx.cleared or (first.component == "cwd" and "cwd" in ctx.cleared
+                                        and before.cwd == {INITIAL}):
+        key = f"restart-kept:{first.component}"
+        message = f"{first.name} kept its value across a restart ({first.shown})"
+    else:
+        key = f"state:{first.component}"
+        message = (f"the session does not hold {_named(first.component, first.name)} "
+                   f"the commands set: shows {first.shown}, expected {first.allowed}"
+                   + (" (nor a fresh session's)" if or_fresh else ""))
+    raise Disagreement(key, message, short(r), {x.name: x.allowed for x in mismatches})
 
 
 def _named(component: str, name: str) -> str:
