@@ -301,7 +301,8 @@ def add_agent_options(group: Any) -> None:
                             "TOOLUSE_ENVIRONMENT_ID, TOOLUSE_ENVIRONMENT_KEY, TOOLUSE_TOOL_TIMEOUT")
     group.add_argument("--loop", action=SubjectOption, default=[], metavar="SPEC",
                        help="an agent loop: module:attr naming loop(client, params) (sync, or "
-                            "async taking the async client), or reference-loop / sdk-tool-runner")
+                            "async taking the async client), or reference-loop / sdk-tool-runner; "
+                            "see docs/loops.md")
     group.add_argument("--loop-matching", choices=["exact", "tolerant"], default=None,
                        help="how the loops' requests are matched to the recordings: exact, or "
                             "tolerant (tool order, schema noise, whole history or a restart "
@@ -310,7 +311,8 @@ def add_agent_options(group: Any) -> None:
     group.add_argument("--loop-cmd", action=SubjectOption, default=[], metavar="CMD",
                        help="an agent loop in any language, started per scenario with "
                             "ANTHROPIC_BASE_URL (the simulation) and TOOLUSE_LOOP_PARAMS (a JSON "
-                            "file: the conversations to drive); see docs/loops.md")
+                            "file: the conversations to drive), run from its case directory; "
+                            "its contract: docs/loops.md")
 
 
 def agent_subjects(args: argparse.Namespace) -> list[Any]:
