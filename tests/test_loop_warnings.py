@@ -36,7 +36,9 @@ def test_warnings_are_should_in_the_loop_family_with_a_source() -> None:
         assert "MUST" in (c.func.__doc__ or "")  # says what would make it one
     assert {p.stem for p in BROKEN} and all(runpy.run_path(str(p))["WARNS"] in WARNINGS
                                            for p in BROKEN)
-    assert {runpy.run_path(str(p))["WARNS"] for p in BROKEN} == set(WARNINGS)
+    # a lost code execution caller is refused by messages.resent_turn.unchanged (issue 37):
+    # tests/broken/loop_strips_caller.py fails the MUST check, and the warning SKIPs
+    assert {runpy.run_path(str(p))["WARNS"] for p in BROKEN} == set(WARNINGS) - {CALLER_CHECK}
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=[p.stem for p in BROKEN])
@@ -62,6 +64,14 @@ def test_a_dropped_container_the_api_refuses_is_the_must_check_only() -> None:
     assert outcomes["loop.ptc.pause_resume"][0] is Outcome.FAIL
     outcome, message = outcomes[CONTAINER_CHECK]
     assert outcome is Outcome.SKIP and "ptc.container.required" in message, message
+
+
+def test_a_lost_caller_the_api_refuses_is_the_must_check_only() -> None:
+    outcomes = _outcomes(f"{HERE / 'broken' / 'loop_strips_caller.py'}:loop",
+                         ["loop.ptc.pause_resume", CALLER_CHECK])
+    assert outcomes["loop.ptc.pause_resume"][0] is Outcome.FAIL
+    outcome, message = outcomes[CALLER_CHECK]
+    assert outcome is Outcome.SKIP and "messages.resent_turn.unchanged" in message, message
 
 
 def test_a_loop_that_never_retries_is_the_transient_check_only() -> None:

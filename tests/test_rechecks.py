@@ -143,8 +143,8 @@ def test_a_loop_failure_that_does_not_repeat_is_labelled_so(tmp_path: Path) -> N
 
 
 def test_a_loop_warning_is_verified_too() -> None:
-    check = "loop.ptc.caller_resent"
-    subject = loop_subject(f"{BROKEN / 'loopwarn_strips_caller.py'}:loop")
+    check = "loop.container.kept_on_continuation"
+    subject = loop_subject(f"{BROKEN / 'loopwarn_drops_container_on_pause.py'}:loop")
     r = _one(runner.run([subject], checks=[check], jobs=1).results, check)
     assert r.outcome is Outcome.FAIL and r.reproduced == VERIFIED, r.message
 
