@@ -9,17 +9,29 @@ tests/test_bash_checks.py and tests/test_conformant_bash.py."""
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from broken.editor_harness import InProcessSession
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.catalog import CATALOG
 from conformance.checks.bash_model import fixed_check_fails
 from conformance.properties import bash_machine
 from conformance.properties.bash_background import BACKGROUND_FORMS, Background
-from conformance.properties.bash_commands import Cd, Command, DefAlias, DefFn, Setup, SetVar, Umask
+from conformance.properties.bash_commands import (
+    PARTS,
+    Cd,
+    Command,
+    DefAlias,
+    DefFn,
+    Setup,
+    SetVar,
+    Umask,
+)
 from conformance.properties.bash_errors import SYNTAX_ERRORS, SyntaxError_
 from conformance.properties.bash_machine import (
     REPORTED_BY,
@@ -235,6 +247,27 @@ def test_after_a_syntax_error_the_state_is_kept_or_a_fresh_sessions_as_a_whole(
     else:
         assert d is not None and d.key.startswith("state:"), d
         assert "nor a fresh session's" in d.message
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, database=None)
+@given(parts=st.lists(PARTS, min_size=1, max_size=4), joiner=st.sampled_from(("; ", "\n")),
+       error=st.sampled_from(SYNTAX_ERRORS))
+def test_any_state_survives_a_syntax_error_kept_or_fresh_as_a_whole(
+        parts: list[Any], joiner: str, error: str) -> None:
+    """Over generated state: the reference (its shell lives) and a tool restarted on death (the
+    seed's design: `echo )` ends the shell; an open quote or `for`/`if` waits until the
+    deadline, which restarts it) both agree with the model after any syntax error."""
+    ops = [Setup(), Command(parts, joiner), SyntaxError_(SYNTAX_ERRORS.index(error)), ReadBack()]
+    for name in ("reference", "conformant/bash_restart_on_death"):
+        with tempfile.TemporaryDirectory() as where:
+            base = Path(where)
+            s = InProcessSession(base, "bash_20250124", _factory(name)(base, timeout=TIMEOUT),
+                                 timeout=TIMEOUT)
+            try:
+                d = run_ops(s, ops, base)
+            finally:
+                s.close()
+            assert d is None, (name, d.key, d.message, d.received)
 
 
 def test_the_time_cap_makes_a_run_incomplete_not_a_verdict(tmp_path: Path) -> None:

@@ -54,6 +54,11 @@ tool_result block", 작동 방식 (How it works)):
   the read loop and leaves the rest of the output, the sentinel included, in the pipe for the
   next command: here the pipe is decoded with ``errors="replace"``.
 
+Kept as written although no check reaches it: ``execute_with_timeout``'s ``with`` block waits
+for the reader thread, so a job that left the shell's group (``setsid cmd &``, not redirected)
+and still holds the output pipe when a later command times out keeps the tool waiting. No check
+sends that sequence (issue 36 leaves it open).
+
 Harness plumbing, not behaviour: the shell starts in the case's directory (``cwd``), the
 deadline is the run's ``--timeout``, and ``close`` stops the process group when the case ends.
 """
