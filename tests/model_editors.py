@@ -18,7 +18,8 @@ from conformance.reference.editor import EditorError, TextEditor
 
 
 class TwoBugs(TextEditor):
-    """Two distinct bugs: views served from a stale cache, and ``insert_line`` 0 taken as 1."""
+    """Two distinct bugs no fixed check owns: views served from a stale cache, and ``create``
+    over an existing file appending ``file_text`` instead of writing it."""
 
     TOOL_TYPE = "text_editor_20250429"
 
@@ -32,8 +33,11 @@ class TwoBugs(TextEditor):
             self.cache[key] = super().view(path, raw, view_range)
         return self.cache[key]
 
-    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
-        return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
+    def create(self, path: Path, raw: str, file_text: str) -> str:
+        if path.is_file():
+            file_text = path.read_bytes().decode("utf-8", "surrogateescape") + file_text
+            file_text = file_text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return super().create(path, raw, file_text)
 
 
 class Slow(TextEditor):
@@ -155,12 +159,19 @@ class TranslatesNewlines(_TranslatesNewlines):
     """Newline translation and nothing else: the model check sets its findings aside."""
 
 
-class TranslatesNewlinesAndInsertsAtOne(_TranslatesNewlines):
-    """Newline translation and a second, CR-free bug (``insert_line`` 0 taken as 1): the model
-    check still fails, on the second bug."""
+class TranslatesNewlinesAndCachesViews(_TranslatesNewlines):
+    """Newline translation and a second, CR-free bug no fixed check owns (views served from a
+    stale cache): the model check still fails, on the second bug."""
 
-    def insert(self, path: Path, raw: str, insert_line: Any, text: str) -> str:
-        return super().insert(path, raw, 1 if insert_line == 0 else insert_line, text)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cache: dict[tuple[Path, str], str] = {}
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        key = (path, repr(view_range))
+        if key not in self.cache:
+            self.cache[key] = super().view(path, raw, view_range)
+        return self.cache[key]
 
 
 class DropsCarriageReturnsOfNewText(TextEditor):

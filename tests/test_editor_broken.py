@@ -24,6 +24,15 @@ def test_broken_editor_fails_exactly_its_check(b: Broken) -> None:
         k: v.failure.message[:300] for k, v in results.items() if v.failure}
 
 
+@pytest.mark.parametrize("b", [b for b in BROKEN if b.target != MODEL_CHECK], ids=lambda b: b.name)
+def test_the_model_check_leaves_each_broken_editor_to_its_target(b: Broken) -> None:
+    """One defect, one check (issue 36): the model check sees many of these defects (tabs
+    expanded, every match replaced, a final newline added, an insert one line off, ...), and
+    sets each aside as the defect of the fixed check that reports it: never a second FAIL."""
+    out = run_checks(b.factory, b.tool_type, ids={MODEL_CHECK})[MODEL_CHECK]
+    assert out.status != "fail", out.failure.message[:600] if out.failure else out
+
+
 def test_every_must_editor_check_has_a_broken_editor() -> None:
     targets = {b.target for b in BROKEN}
     musts = {c.id for c in CATALOG.values()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.catalog import CheckFailure, CheckSkipped, Rejudged, Severity, check
+from conformance.catalog import CATALOG, CheckFailure, CheckSkipped, Rejudged, Severity, check
 from conformance.checks.properties import (
     model_check_incomplete,
     not_repeated_note,
@@ -39,7 +39,7 @@ SHOWN = 5
                  "the results and file bytes of the documented semantics, step by step.",
        tags=("stateful", "property"))
 def agrees_with_model(s: ToolSession) -> str | Rejudged:
-    report = explore_editor_model(s, max_examples=MAX_EXAMPLES)
+    report = explore_editor_model(s, max_examples=MAX_EXAMPLES, fails=fixed_check_fails)
     owners = sorted({owner for _, owner in report.set_aside})
     if report.incomplete:
         raise model_check_incomplete(MAX_EXAMPLES, report.budget.note(),
@@ -75,6 +75,21 @@ def agrees_with_model(s: ToolSession) -> str | Rejudged:
     raise CheckFailure("\n".join(lines), received=first.received, documented=first.documented,
                        reproducer=first.reproducer, setup=first.setup,
                        reproduced=first.reproduced)
+
+
+def fixed_check_fails(check_id: str, s: ToolSession) -> bool:
+    """Does the fixed check ``check_id`` fail on the (fresh) session ``s``? (A finding of the
+    kind it reports is then its, not the model check's: one defect, one check.)"""
+    check = CATALOG.get(check_id)
+    if check is None or not check.applies(s.tool_type):
+        return False
+    try:
+        check.func(s)
+    except CheckFailure:
+        return True
+    except Exception:  # skipped (or broken otherwise): not that check's failure
+        return False
+    return False
 
 
 def _setup_count(d: ModelDisagreement) -> str:

@@ -21,10 +21,13 @@ convention (and notes which one the subject followed).
   :func:`conformance.properties.exploration.shrink` (steps deleted, texts and planted bytes simplified, file
   names shortened; a count of tries, never a clock) and **verified**: replayed exactly as
   printed on a fresh subject in a fresh directory (``verified`` / ``did not reproduce``);
-- findings that are defects other checks report are **set aside** (one defect, one check):
-  the newline translation ``editor.bytes.crlf_preserved`` reports, an ``insert`` key the subject
-  does not take (``editor.insert.accepts_insert_text``), a broken ``undo_edit``
-  (``editor.undo_edit.restores_previous_content``); and invalid ``insert_line`` values are not
+- findings that are defects fixed checks report are **set aside** (one defect, one check):
+  each finding has a kind (:func:`~conformance.properties.editor_owners.kind_of`: several
+  matches accepted, an insert at the start, a final newline added, ...), and a kind whose check
+  (:data:`~conformance.properties.editor_owners.REPORTED_BY`) fails on the same subject owns the
+  finding; a finding that needs tabs or CRs (gone when replayed without them) is
+  ``editor.bytes.tabs_preserved``'s or ``crlf_preserved``'s (the undo checks' on those bytes
+  when it ends in ``undo_edit``) when that check fails; invalid ``insert_line`` values are not
   generated at all (``editor.insert.rejects_past_end`` owns them);
 - the :class:`~conformance.properties.exploration.Budget`'s time cap is a hard cap: a run that hits it is
   **incomplete** (:attr:`ModelReport.incomplete`), never a pass or a failure;
@@ -58,7 +61,25 @@ from hypothesis.stateful import (
     rule,
 )
 
-from conformance.properties.editor_model import EditorModel, Outcome, lines_of
+from conformance.properties.editor_model import (
+    EditorModel,
+    Expectation,
+    Outcome,
+    lines_of,
+    occurrences,
+)
+from conformance.properties.editor_owners import (
+    CRLF_CHECK,
+    INSERT_PAST_END,
+    MISSING_FILE,
+    NEUTRAL,
+    NO_MATCH,
+    SEVERAL_MATCHES,
+    VIEW,
+    VIEW_RANGE,
+    kind_of,
+    owners,
+)
 from conformance.properties.editor_view_forms import (
     TAB_TOPIC,
     readable_texts,
@@ -242,24 +263,74 @@ def _judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps
         allowed = [("error" if o.error else "success", o.after) for o in e.outcomes]
         statuses = {o.error for o in e.outcomes}
         if refused not in statuses:
-            kind = "refused a valid command" if refused else "accepted an invalid command"
+            what = "refused a valid command" if refused else "accepted an invalid command"
         else:
-            kind = "left the wrong file content"
+            what = "left the wrong file content"
+        kind = kind_of(tool_input, model.files.get(e.path), refused, after,
+                       [o.after for o in e.outcomes if o.error == refused])
         raise disagreement(
-            f"{command}: {kind}", f"{command} disagrees with the documented semantics ({kind})",
-            f"{'error' if refused else 'success'} {r.text[:200]!r}; file now {after!r:.300}",
-            f"one of {allowed!r:.600}", steps, base)
+            f"{command}: {what}: {kind}", _headline(command, what, kind, tool_input,
+                                                    model.files.get(e.path), after, e),
+            f"{'error' if refused else 'success'} {_decoded(r.text)[:200]!r}; file now "
+            f"{after!r:.300}", f"one of {allowed!r:.600}", steps, base)
     outcome = min(fits, key=lambda o: o.after != after)  # an exact match first
     limit = getattr(s, "max_characters", None)
     tabs = None
     if outcome.shows and not refused and not (limit and len(r.text) >= limit):
-        tabs = _expect_shown(r.text, outcome.shows, steps, base)
+        tabs = _expect_shown(r.text, outcome.shows, steps, base,
+                             VIEW_RANGE if tool_input.get("view_range") is not None else VIEW)
     if seen is not None:
         _note(seen, fits)
         if tabs is not None:  # the renderings every view so far agrees with
             seen[TAB_TOPIC] = tabs if TAB_TOPIC not in seen else seen[TAB_TOPIC] & tabs
     model.commit(e.path, outcome)
     return not refused
+
+
+def _decoded(text: str) -> str:
+    """The result's text as the model reads it: a JSON document's strings decoded."""
+    texts = readable_texts(text)
+    return "\n".join(texts[1:]) if len(texts) > 1 else text
+
+
+def _headline(command: str, what: str, kind: str, tool_input: dict[str, Any],
+              before: bytes | None, after: bytes | None, e: Expectation) -> str:
+    """What the subject did differently, in the docs' terms (never an escaping difference)."""
+    if what == "left the wrong file content":
+        wants = [o.after for o in e.outcomes if o.after is not None]
+        want = max(wants, key=lambda w: _common_prefix(w, after or b"")) if wants else None
+        return f"{command} left the wrong file content: {line_difference(after, want)}"
+    if what == "refused a valid command":
+        return f"{command} refused a valid command (the docs ask it to succeed)"
+    old = str(tool_input.get("old_str") or "").encode()
+    reason = {
+        SEVERAL_MATCHES: lambda: f"old_str occurs {occurrences(before or b'', old, overlapping=False)} "
+                                 "times",
+        NO_MATCH: lambda: "old_str does not occur in the file",
+        MISSING_FILE: lambda: "the file does not exist",
+        INSERT_PAST_END: lambda: f"insert_line {tool_input.get('insert_line')} is past the end "
+                                 f"({len(lines_of(before or b''))} lines)",
+    }.get(kind)
+    return (f"{command} accepted an invalid command (the docs ask for an error"
+            + (f": {reason()})" if reason else ")"))
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def line_difference(got: bytes | None, want: bytes | None) -> str:
+    """The first line where the file differs from the documented result, both decoded."""
+    if got is None or want is None:
+        return "the file is gone" if got is None else "the file should not exist"
+    a, b = lines_of(got), lines_of(want)
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+             min(len(a), len(b)))
+    def line(ls: list[bytes]) -> str:
+        return repr(ls[i].decode("utf-8", "backslashreplace")) if i < len(ls) else "no line"
+    return (f"line {i + 1} is {line(a)} where the documented result has {line(b)} "
+            f"({len(a)} lines vs {len(b)})")
 
 
 def _note(seen: Conventions, fits: list[Outcome]) -> None:
@@ -269,7 +340,7 @@ def _note(seen: Conventions, fits: list[Outcome]) -> None:
 
 
 def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
-                  base: Path | None = None) -> set[str] | None:
+                  base: Path | None = None, kind: str = VIEW) -> set[str] | None:
     """Each line must be a whole output line (after an optional number prefix), in order; the
     result may be plain text or a JSON document whose strings hold the lines
     (:func:`~conformance.properties.editor_view_forms.readable_texts`). Returns the tab
@@ -283,10 +354,11 @@ def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
             return tabs
         first = first or (missing, candidate)
     assert first is not None
-    missing, shown = first
+    missing, _ = first
     raise disagreement(
-        "view: did not show the file's lines", f"view did not show the line {missing!r} "
-        f"(in order)", repr(shown[:300]), f"the lines {list(shows)!r:.300}", steps, base)
+        f"view: did not show the file's lines: {kind}", f"view did not show the file's line "
+        f"{missing!r} (in order)", repr(_decoded(text)[:300]), f"the lines {list(shows)!r:.300}",
+        steps, base)
 
 
 def _find_in_order(text: str, wanted: list[str]) -> tuple[str | None, set[str] | None]:
@@ -723,12 +795,22 @@ class ModelReport:
         """The set-aside findings that are ``editor.bytes.crlf_preserved``'s."""
         return [f for f, owner in self.set_aside if owner == CRLF_CHECK]
 
+    @property
+    def owners(self) -> dict[str, int]:
+        """Check id → how many findings were set aside as that check's defect."""
+        out: dict[str, int] = {}
+        for _, owner in self.set_aside:
+            out[owner] = out.get(owner, 0) + 1
+        return out
+
 
 def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
-                         steps: int = DEFAULT_STEPS, budget: Budget | None = None
-                         ) -> ModelReport:
+                         steps: int = DEFAULT_STEPS, budget: Budget | None = None,
+                         fails: FixedCheckFails | None = None) -> ModelReport:
     """Run the machine against the session's subject; see the module docstring. Findings are
-    shrunk, verified, and their paths moved into ``s.workdir``."""
+    shrunk, verified, and their paths moved into ``s.workdir``. ``fails(check_id, session)``
+    runs a fixed check on a fresh session and says whether it failed: the findings such a
+    check owns are set aside (without it, none is)."""
     if budget is None:
         budget = Budget.for_session(s)
         budget.seconds = max(budget.seconds, MIN_CAP_SECONDS)
@@ -754,7 +836,7 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
                     small.reproduced = verify(x, small)
                     replayed += time.monotonic() - t0
                 found.append(small.moved(Path(s.workdir)))
-            aside = _set_aside(x, found)
+            aside = _set_aside(x, found, _Owners(x, fails))
         except StopExploring:
             pass  # the time cap (or a subject that no longer starts): reported below
     finally:
@@ -767,66 +849,46 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
                        replay_seconds=replayed)
 
 
-# --- one defect, one check: newline translation --------------------------------------------------
+# --- one defect, one check ------------------------------------------------------------------------
 
-def _lf(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-
-
-def _without_cr(steps: list[Step]) -> list[Step]:
-    """The same steps with every CRLF and CR in their texts and planted bytes turned into LF."""
-    out: list[Step] = []
-    for step in steps:
-        if isinstance(step, Plant):
-            out.append(Plant(step.path, _lf(step.data)))
-        else:
-            out.append({k: (v.replace("\r\n", "\n").replace("\r", "\n")
-                            if isinstance(v, str) and k != "path" else v)
-                        for k, v in step.items()})
-    return out
+#: Runs a fixed check on a session and says whether it failed (the check module passes the
+#: catalog's; without it nothing is set aside).
+FixedCheckFails = Callable[[str, ToolSession], bool]
 
 
-def _has_cr(steps: list[Step]) -> bool:
-    return any(b"\r" in step.data if isinstance(step, Plant)
-               else any(isinstance(v, str) and "\r" in v for v in step.values())
-               for step in steps)
+class _Owners:
+    """Runs each fixed check at most once, on a fresh subject (the examples' subject in a fresh
+    directory when none can be started): does it fail on this subject?"""
+
+    def __init__(self, x: Exploration, fails: FixedCheckFails | None) -> None:
+        self.x, self.fails = x, fails
+        self.seen: dict[str, bool] = {}
+
+    def __call__(self, check_id: str) -> bool:
+        if self.fails is None:
+            return False
+        if check_id not in self.seen:
+            self.seen[check_id] = self._run(check_id, self.fails)
+        return self.seen[check_id]
+
+    def _run(self, check_id: str, fails: FixedCheckFails) -> bool:
+        self.x.budget.charge(4, share=1.0)
+        got = self.x.fresh("owner")
+        if got is not None:
+            s, where = got
+            try:
+                return fails(check_id, s)
+            finally:
+                self.x.retire(s)
+                shutil.rmtree(where, ignore_errors=True)
+        s = self.x.parent  # no fresh subject: the one session, as the check itself runs
+        return fails(check_id, s)
 
 
-def _translates_newlines(x: Exploration) -> bool:
-    """Does the subject turn CRLF into LF on a plain edit (the defect
-    ``editor.bytes.crlf_preserved`` reports)? One fresh subject, one ``str_replace``."""
-    try:
-        x.budget.charge(1, share=1.0)
-        sub, where = x.open("line-endings")
-    except StopExploring:
-        return False
-    try:
-        path = where / "crlf.txt"
-        path.write_bytes(b"alpha\r\nbeta\r\n")
-        sub.call({"command": "str_replace", "path": str(path), "old_str": "alpha",
-                  "new_str": "gamma"})
-        after = _read(str(path))
-    finally:
-        x.close(sub, where)
-    return after is not None and after != b"gamma\r\nbeta\r\n" and _lf(after) == b"gamma\nbeta\n"
-
-
-def _newline_translation_findings(x: Exploration, found: list[ModelDisagreement]
-                                  ) -> list[ModelDisagreement]:
-    """The findings that are the newline translation ``editor.bytes.crlf_preserved`` reports:
-    only when the subject translates CRLF on a plain edit, and only those findings whose steps
-    hold a CR and that are gone when the same steps are replayed with every CR turned into LF."""
-    suspects = [f for f in found if f.steps and _has_cr(f.steps)]
-    if not suspects or not _translates_newlines(x):
-        return []
-    return [f for f in suspects if replay_on(x, _without_cr(f.steps), "line-endings") is None]
-
-
-# --- one defect, one check: the insert key, undo_edit ---------------------------------------------
-
-CRLF_CHECK = "editor.bytes.crlf_preserved"
-INSERT_KEY_CHECK = "editor.insert.accepts_insert_text"
-UNDO_CHECK = "editor.undo_edit.restores_previous_content"
+def _kind(f: ModelDisagreement) -> str:
+    """The finding kind its key ends in (:func:`~conformance.properties.editor_owners.kind_of`)."""
+    parts = f.key.split(": ")
+    return parts[2] if len(parts) > 2 else ""
 
 
 def _last_command(f: ModelDisagreement) -> str:
@@ -834,72 +896,24 @@ def _last_command(f: ModelDisagreement) -> str:
     return str(inputs[-1]["command"]) if inputs else ""
 
 
-def _probe(x: Exploration, label: str, body: Callable[[ToolSession, Path], bool]) -> bool:
-    """Run ``body`` on the examples' subject in a fresh directory (charged to the budget)."""
-    x.budget.charge(4, share=1.0)
-    s, where = x.open(label)
-    try:
-        return body(s, where)
-    finally:
-        x.close(s, where)
-
-
-def _ignores_insert_key(x: Exploration) -> bool:
-    """Is an insert in the key the version names (``insert_text`` on 20250728) refused on a
-    plain file (the defect ``editor.insert.accepts_insert_text`` reports)?"""
-    key = (registry.TOOLS[x.parent.tool_type].insert_text_fields or ("new_str",))[0]
-    if key != "insert_text":
-        return False
-
-    def body(s: ToolSession, where: Path) -> bool:
-        path = where / "insert.txt"
-        path.write_bytes(b"one\ntwo\n")
-        r = s.call({"command": "insert", "path": str(path), "insert_line": 1,
-                    "insert_text": "new\n"})
-        return _refused(r) or _read(str(path)) == b"one\ntwo\n"
-
-    return _probe(x, "insert-key", body)
-
-
-def _undo_broken(x: Exploration) -> bool:
-    """Does ``undo_edit`` fail the undo check's own plain case (str_replace, insert, two undos
-    back to the start; the defect ``editor.undo_edit.restores_previous_content`` reports)?"""
-    if "undo_edit" not in registry.TOOLS[x.parent.tool_type].command_names:
-        return False
-    key = (registry.TOOLS[x.parent.tool_type].insert_text_fields or ("new_str",))[0]
-
-    def body(s: ToolSession, where: Path) -> bool:
-        path = where / "undo.txt"
-        three = b"alpha\nbeta\ngamma\n"
-        path.write_bytes(three)
-        if _refused(s.call({"command": "str_replace", "path": str(path), "old_str": "beta",
-                            "new_str": "BETA"})):
-            return False
-        replaced = _read(str(path))
-        if _refused(s.call({"command": "insert", "path": str(path), "insert_line": 0,
-                            key: "top\n"})):
-            return False
-        for want in (replaced, three):
-            r = s.call({"command": "undo_edit", "path": str(path)})
-            if _refused(r) or _read(str(path)) != want:
-                return True
-        return False
-
-    return _probe(x, "undo", body)
-
-
-def _set_aside(x: Exploration, found: list[ModelDisagreement]
+def _set_aside(x: Exploration, found: list[ModelDisagreement], failing: _Owners
                ) -> list[tuple[ModelDisagreement, str]]:
-    """The findings that are defects other checks report, with that check's id: set aside so
-    that one defect fails one check (each only when a probe on a plain file shows that defect)."""
-    aside = [(f, CRLF_CHECK) for f in _newline_translation_findings(x, found)]
-    rest = [f for f in found if all(f is not g for g, _ in aside)]
-    inserts = [f for f in rest if _last_command(f) == "insert"]
-    if inserts and _ignores_insert_key(x):
-        aside += [(f, INSERT_KEY_CHECK) for f in inserts]
-    undos = [f for f in rest if _last_command(f) == "undo_edit"]
-    if undos and _undo_broken(x):
-        aside += [(f, UNDO_CHECK) for f in undos]
+    """The findings that are defects fixed checks report, each with the check that owns it
+    (:data:`~conformance.properties.editor_owners.REPORTED_BY`): a finding of a kind whose
+    check fails on this subject; or one that needs tabs or CRs (gone when the same steps are
+    replayed without them) on a subject whose tab or CRLF check fails (one defect, one check)."""
+    aside: list[tuple[ModelDisagreement, str]] = []
+    for f in found:
+        owner = next((c for c in owners(_kind(f), _last_command(f)) if failing(c)), None)
+        if owner is None:
+            for byte_kind, (holds, without) in NEUTRAL.items():
+                checks = [c for c in owners(byte_kind, _last_command(f))
+                          if f.steps and holds(f.steps) and failing(c)]
+                if checks and replay_on(x, without(f.steps), "owner") is None:
+                    owner = checks[0]
+                    break
+        if owner is not None:
+            aside.append((f, owner))
     return aside
 
 
