@@ -10,7 +10,9 @@ answered by the composed handler (:mod:`simulator.routes`) through respx, for ``
 ``httpx2`` clients alike. When no API key is set, a placeholder is set for the duration so the
 SDK's own key check passes (nothing leaves the process). Engine options pass through, e.g.
 ``simulator.mock(source, matchers="tolerant")`` (the tolerant matcher set,
-:mod:`simulator.matchers`).
+:mod:`simulator.matchers`) or ``simulator.mock(source, envelope="adversarial")`` (how streams are
+enveloped: ``live``, ``minimal`` or ``adversarial``, :data:`simulator.envelope.PROFILES`; another
+name raises ValueError naming these).
 """
 
 from __future__ import annotations
