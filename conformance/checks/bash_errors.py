@@ -110,16 +110,25 @@ def _asks_for_restart(*answers: ToolResult) -> bool:
     return any(x.is_error and "restart" in readable(x.text).lower() for x in answers)
 
 
+#: Syntax errors: an unclosed quote (a shell fed through a pipe waits for the rest), and one
+#: that ends a non-interactive shell at once (seed 003's own design reads it as it comes).
+SYNTAX_ERRORS = ("echo 'unclosed", "echo )")
+
+
 @bash_check("bash.errors.syntax_error_recovers", SHOULD, HANDLE_ERRORS,
-            "A command with a syntax error (an unclosed quote) is answered in time; the next "
-            "command works, or is answered at once with an error and works after a restart.")
+            "A command with a syntax error (an unclosed quote, `echo )`) is answered in time; "
+            "the next command works, or is answered at once with an error and works after a "
+            "restart.")
 def syntax_error_recovers(s: ToolSession) -> str:
     # Whether the answer is flagged is bash.errors.failure_flagged's business (exit status 2).
-    r = run(s, "echo 'unclosed")
-    if r.timed_out:
-        fail(s, "a command with an unclosed quote was never answered", received=r,
-             documented="an error result", shows=lambda a: a.last.timed_out)
-    return "syntax error: " + _recovers_or_is_restarted(s, r, "a syntax error")
+    seen: list[str] = []
+    for command in SYNTAX_ERRORS:
+        r = run(s, command)
+        if r.timed_out:
+            fail(s, f"a command with a syntax error (`{command}`) was never answered",
+                 received=r, documented="an error result", shows=lambda a: a.last.timed_out)
+        seen.append(_recovers_or_is_restarted(s, r, f"a syntax error (`{command}`)"))
+    return "syntax error: " + "; ".join(dict.fromkeys(seen))
 
 
 @bash_check("bash.errors.exit_recovers", SHOULD, HANDLE_ERRORS,
