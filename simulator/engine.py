@@ -332,7 +332,14 @@ class Simulator(ExchangeFinder, EventLog):
         incoming = MatchRequest(request.method, path, body, hist)
         incoming_keys: dict[str, Any] = {} if match_keys is None else {
             m.name: match_keys[m.key] for m in self.matchers if m.key in match_keys}
-        found = self._find(incoming, rid, incoming_keys)
+        picked = self._picked(request.headers, rid)
+        if isinstance(picked, SimResponse):
+            return picked
+        self._pick = picked
+        try:
+            found = self._find(incoming, rid, incoming_keys)
+        finally:
+            self._pick = None
         if remember is not None and vkey is not None:
             by_fn = {m.key: incoming_keys[m.name] for m in self.matchers if m.name in incoming_keys}
             SEEN.put(remember, (vkey, by_fn))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .cassette import Cassette, Exchange
@@ -21,6 +21,20 @@ def _p(c: Cassette) -> str | None:
     return str(c.path) if c.path is not None else None
 
 
+def _names(c: Cassette) -> set[str]:
+    """What a client may call a cassette: its id, the id's last part (its scenario), its file's
+    name, the name without ``.json``."""
+    file = (_p(c) or "").replace("\\", "/").rsplit("/", 1)[-1]
+    return {c.id, c.id.rsplit("/", 1)[-1], file, file.removesuffix(".json")} - {""}
+
+
+#: A client names the conversation it wants: the cassette's id, file name or file stem.
+CASSETTE_HEADER = "x-tooluse-cassette"
+#: What to do when a conversation is wanted again (every "served already" answer says it).
+AGAIN_HINT = ("serve with --repeat, replay='repeat', to answer served exchanges again; or "
+              "POST /_tooluse/reset to `tooluse serve` to start every conversation over")
+
+
 class ExchangeFinder:
     """``_find``: the next exchange matching a request (or a repeat, or the error to answer)."""
 
@@ -31,6 +45,8 @@ class ExchangeFinder:
     _cursors: list[int]
     _active: int
     _slow: tuple[int, int, Any] | None
+    #: The cassettes the request named (CASSETTE_HEADER), or None: every one.
+    _pick: tuple[int, ...] | None = None
     _last_repeat: tuple[int, int] | None
     _history: History
     _emit: Callable[[Event], None]
@@ -54,6 +70,9 @@ class ExchangeFinder:
             self._slow = None
             return ci, self.cassettes[ci].exchanges[idx], "retry"
         order = [self._active] + [i for i in range(len(self.cassettes)) if i != self._active]
+        if self._pick is not None:  # the client named its conversation (CASSETTE_HEADER)
+            order = [i for i in order if i in self._pick]
+        started_again = False
         failures: list[tuple[int, MatchFailure]] = []
         unmet: list[int] = []  # cassettes whose next exchange expects a violation (endpoint and model match)
         fallback: tuple[int, int] | None = None  # a match in a cassette ending in a violation
@@ -67,6 +86,15 @@ class ExchangeFinder:
             ex = c.exchanges[cur]
             at = cur
             in_progress = ci == self._active and cur > 0
+            if not in_progress and self.replay == "repeat" and not started_again:
+                # Stateless replay is deterministic: a request that starts a conversation served
+                # before gets that conversation again, not the next cassette that also starts
+                # with it (a client run twice sees the same conversation; another is picked by
+                # name, CASSETTE_HEADER).
+                started_again = True
+                again = self._find_repeat(incoming, incoming_keys, starts_only=order)
+                if again is not None:
+                    return again[0], again[1], "repeat"
             if ex.expect_rule:
                 at = next((i for i in range(cur, len(c.exchanges))
                            if not c.exchanges[i].expect_rule), len(c.exchanges))
@@ -115,6 +143,21 @@ class ExchangeFinder:
             f"{self._served_already(incoming, incoming_keys)}",
             request_id=rid)
 
+    def _picked(self, headers: Mapping[str, str], rid: str) -> tuple[int, ...] | SimResponse | None:
+        """The cassettes a request names in CASSETTE_HEADER (by id, file name or stem), None when
+        it names none, or the error answered when it names no cassette served here."""
+        name = next((v for k, v in headers.items() if k.lower() == CASSETTE_HEADER), None)
+        if name is None:
+            return None
+        name = name.strip()
+        found = tuple(i for i, c in enumerate(self.cassettes) if name in _names(c))
+        if found:
+            return found
+        known = ", ".join(f"`{c.id}`" for c in self.cassettes[:10])
+        more = f" and {len(self.cassettes) - 10} more" if len(self.cassettes) > 10 else ""
+        return invalid_request(f"tooluse simulator: {CASSETTE_HEADER}: {name!r} names no cassette "
+                               f"served here; served: {known}{more}", request_id=rid)
+
     def _served_already(self, incoming: MatchRequest, incoming_keys: dict[str, Any]) -> str:
         """A hint when the request matches an exchange served already (a conversation run again
         without ``replay="repeat"``)."""
@@ -127,8 +170,7 @@ class ExchangeFinder:
             return ""
         c = self.cassettes[again[0]]
         return (f" It matches exchange {again[1].index} of cassette `{c.id}`, served already: "
-                "each exchange is served once (serve with --repeat, replay='repeat', to serve "
-                "them again).")
+                f"each exchange is served once ({AGAIN_HINT}).")
 
     def _take(self, ci: int, at: int, rid: str) -> tuple[int, Exchange, str]:
         """Serve exchange ``at`` of cassette ``ci`` next, skipping the deliberate violations
@@ -146,7 +188,7 @@ class ExchangeFinder:
         if not unmet:
             return invalid_request(
                 f"tooluse simulator: every exchange of cassette(s) {names} has been served; this "
-                "request has no recorded answer.", request_id=rid)
+                f"request has no recorded answer ({AGAIN_HINT}).", request_id=rid)
         left = ", ".join(f"`{self.cassettes[ci].id}` (exchange {self._cursors[ci]}: rule "
                          f"`{self.cassettes[ci].exchanges[self._cursors[ci]].expect_rule}`)"
                          for ci in unmet[:5])
@@ -154,14 +196,18 @@ class ExchangeFinder:
         return invalid_request(
             "tooluse simulator: this request has no recorded answer left: it passes every rule, "
             f"and the exchanges not served yet are requests recorded breaking a rule on purpose "
-            f"({left}{more}). Every other conversation has been served; serve them again with "
-            "--repeat (replay='repeat'), or restart the simulator.", request_id=rid)
+            f"({left}{more}). Every other conversation has been served ({AGAIN_HINT}).",
+            request_id=rid)
 
-    def _find_repeat(self, incoming: MatchRequest,
-                     incoming_keys: dict[str, Any]) -> tuple[int, Exchange] | None:
+    def _find_repeat(self, incoming: MatchRequest, incoming_keys: dict[str, Any],
+                     starts_only: Sequence[int] | None = None) -> tuple[int, Exchange] | None:
         """An already-served exchange matching ``incoming`` on every matcher (``replay="repeat"``):
-        the last one repeated first, then every served one in cassette order."""
+        the last one repeated first, then every served one in cassette order. ``starts_only``:
+        only the first exchange (a conversation's start) of these cassettes, in cassette order."""
         def candidates() -> Iterator[tuple[int, int]]:
+            if starts_only is not None:
+                yield from ((ci, 0) for ci in sorted(starts_only) if self._cursors[ci] > 0)
+                return
             if self._last_repeat is not None:
                 yield self._last_repeat
             for ci, cur in enumerate(self._cursors):

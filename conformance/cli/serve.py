@@ -2,7 +2,9 @@
 
 For clients in any language: point their base URL at the printed address (the first line on
 stdout; ``--port 0`` picks a free port). Serves ``/v1/messages`` (the replay engine),
-``/v1/files``, ``/v1/models`` and the Managed Agents paths. Stops on Ctrl-C.
+``/v1/files``, ``/v1/models`` and the Managed Agents paths; one line per request on stderr
+(``--log FILE``: JSON lines too); ``POST /_tooluse/reset`` starts every conversation over.
+Stops on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="answer like a model (for `tooluse probe`): the next recorded turn of "
                         "the conversation, whatever the model and the tool results' content; "
                         "rules still judged (simulator.model_mode)")
+    p.add_argument("--log", metavar="FILE",
+                   help="also write one JSON object per request to FILE (appended): the time, "
+                        "status, and what answered it (the exchange served, or the rule or "
+                        "matcher that refused it, with the difference); every request is one line "
+                        "on stderr too, unless --quiet")
+    p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
     add_server_options(p)
     add_matching_option(p)
     add_envelope_option(p)
@@ -184,15 +192,33 @@ def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:
 
 def run(args: argparse.Namespace) -> int:
     from simulator.routes import build
+    from simulator.serve_console import RESET_PATH, ServeConsole
 
     cassettes = load_cassettes_arg(args)
     if getattr(args, "model_mode", False):
         from simulator.model_mode import build  # type: ignore[assignment]
+    options = {**engine_options(args), **request_options(args)}
+    replay = "repeat" if getattr(args, "repeat", False) else "once"
+
+    def routes() -> Any:  # built again by POST /_tooluse/reset
+        return build(cassettes, log_limit=SERVE_LOG_LIMIT, replay=replay, **options)
+
+    log = None
+    if getattr(args, "log", None):
+        try:
+            log = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 (open for the server's life)
+        except OSError as e:
+            raise UsageError(f"--log {args.log}: cannot write it ({e.strerror or e}); "
+                             "name a file in a writable directory") from None
     try:
-        routes = build(cassettes, log_limit=SERVE_LOG_LIMIT,
-                       replay="repeat" if getattr(args, "repeat", False) else "once",
-                       **engine_options(args), **request_options(args))
+        console = ServeConsole(routes, out=None if getattr(args, "quiet", False) else sys.stderr,
+                               log=log)
     except ImportError as e:
         raise UsageError(f"the replay engine is not available ({e})") from None
-    serve(routes, args, f"serving {len(cassettes)} cassette(s)")
+    try:
+        serve(console, args, f"serving {len(cassettes)} cassette(s) (POST {RESET_PATH} starts "
+                             "every conversation over)")
+    finally:
+        if log is not None:
+            log.close()
     return EXIT_OK
