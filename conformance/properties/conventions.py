@@ -1,4 +1,4 @@
-"""Presentation variants of a bash or editor subject: every convention the docs leave open, composed.
+"""Presentation variants of a bash or editor subject: every open convention, composed.
 
 A :class:`Variant` is a random combination of :class:`Convention` s, each a wrapper around a
 subject's handler that changes how it presents what it does (a status footer, CRLF line ends,
@@ -109,6 +109,11 @@ class Answered(dict[str, Any]):
     called)."""
 
 
+def refusal(text: str) -> Answered:
+    """An error answer a hook gives instead of calling the subject."""
+    return Answered(content=text, is_error=True)
+
+
 def _is_command(tool_input: Any) -> bool:
     """A bash call that runs a command (not a restart, not malformed)."""
     return (isinstance(tool_input, dict) and tool_input.get("restart") is not True
@@ -119,12 +124,18 @@ def _is_restart(tool_input: Any) -> bool:
     return isinstance(tool_input, dict) and tool_input.get("restart") is True
 
 
-_EXIT_STATUS = re.compile(r"\n?\[exit status (\d+)\]\s*$")
+_EXIT_STATUS = re.compile(r"\n?\[exit status (\d+)\]")
 
 
-def _status(answer: Answer) -> int:
-    m = _EXIT_STATUS.search(answer["content"]) if isinstance(answer["content"], str) else None
-    return int(m.group(1)) if m else (1 if answer["is_error"] else 0)
+def _status(answer: Answer) -> tuple[int, str]:
+    """The exit status an answer reports (the reference's ``[exit status N]``, else 0 or 1 from
+    ``is_error``) and its text without that line."""
+    text = _text(answer)
+    found = list(_EXIT_STATUS.finditer(text))
+    if not found:
+        return (1 if answer["is_error"] else 0), text
+    m = found[-1]
+    return int(m.group(1)), text[:m.start()] + text[m.end():]
 
 
 def _text(answer: Answer) -> str:
@@ -221,7 +232,7 @@ def _pre_death_asks(ctx: Context, c: Convention, tool_input: Any) -> Any:
     if _is_command(tool_input):
         if ctx.state.get("ended") or _shell_gone(ctx):
             ctx.state["ended"] = True
-            return Answered({"content": ENDED, "is_error": True})
+            return refusal(ENDED)
         s = ctx.session
         ctx.state["proc"] = s.process if s is not None else None
         ctx.state["t0"] = time.monotonic()
@@ -241,7 +252,8 @@ def _post_death_asks(ctx: Context, c: Convention, tool_input: Any, answer: Answe
         # The shell exited during the command (``exit``, ``exec``); the tool restarted it, but
         # this convention answers as a tool that does not: the session has ended.
         ctx.state["ended"] = True
-        return {"content": f"{_text(answer)}\n{ENDED}".lstrip("\n"), "is_error": True}
+        said = "\n".join(x for x in _text(answer).split("\n") if "was restarted" not in x)
+        return {"content": f"{said}\n{ENDED}".lstrip("\n"), "is_error": True}
     return answer
 
 
@@ -254,8 +266,7 @@ def _pre_syntax(ctx: Context, c: Convention, tool_input: Any) -> Any:
     if _is_restart(tool_input):
         ctx.state.pop("dead", None)
     elif _is_command(tool_input) and ctx.state.get("dead"):
-        return Answered({"content": "" if c.choice == "ends the shell, silent errors" else ENDED,
-                "is_error": True})
+        return refusal("" if c.choice == "ends the shell, silent errors" else ENDED)
     return tool_input
 
 
@@ -278,7 +289,7 @@ def _post_syntax(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -
 
 
 RESTART_WORDS = ("tool has been restarted.", "The bash session was restarted: a new shell in "
-                 "the working directory.", "")
+                 "the working directory.", "OK")
 
 
 def _post_restart_words(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> Answer:
@@ -367,8 +378,7 @@ def _post_placeholder(ctx: Context, c: Convention, tool_input: Any, answer: Answ
 def _post_frame(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> Answer:
     if not _is_command(tool_input) or not isinstance(answer["content"], str):
         return answer
-    code = _status(answer)
-    out = _EXIT_STATUS.sub("", answer["content"])
+    code, out = _status(answer)
     if c.choice == "tags":
         text = f"<returncode>{code}</returncode>\n<output>\n{out}\n</output>"
     elif c.choice == "status footer":
@@ -414,8 +424,8 @@ def _command(tool_input: Any) -> Any:
 def _pre_absolute(ctx: Context, c: Convention, tool_input: Any) -> Any:
     raw = tool_input.get("path") if isinstance(tool_input, dict) else None
     if isinstance(raw, str) and raw and not os.path.isabs(raw):
-        return Answered({"content": f"Error: The path {raw} is not an absolute path; it should start "
-                           f"with '/' (e.g. {ctx.workdir / raw}).", "is_error": True})
+        return refusal(f"Error: The path {raw} is not an absolute path; it should start "
+                   f"with '/' (e.g. {ctx.workdir / raw}).")
     return tool_input
 
 
@@ -431,18 +441,16 @@ def _pre_size_limit(ctx: Context, c: Convention, tool_input: Any) -> Any:
         return tool_input
     limit, line_limit = c.p["file_bytes"], c.p["line_bytes"]
     if len(data) > limit or max(map(len, data.split(b"\n"))) > line_limit:
-        return Answered({"content": f"Error: {tool_input['path']} is past this editor's size limit "
-                           f"({limit} bytes a file, {line_limit} a line); nothing was changed",
-                "is_error": True})
+        return refusal(f"Error: {tool_input['path']} is past this editor's size limit "
+                   f"({limit} bytes a file, {line_limit} a line); nothing was changed")
     return tool_input
 
 
 def _pre_create_refuses(ctx: Context, c: Convention, tool_input: Any) -> Any:
     path = _editor_path(ctx, tool_input)
     if _command(tool_input) == "create" and path is not None and path.is_file():
-        return Answered({"content": f"Error: File already exists at: {tool_input['path']}. Cannot "
-                           "overwrite files using command `create`; use str_replace.",
-                "is_error": True})
+        return refusal(f"Error: File already exists at: {tool_input['path']}. Cannot "
+                   "overwrite files using command `create`; use str_replace.")
     return tool_input
 
 
@@ -472,15 +480,15 @@ def _pre_split_lines(ctx: Context, c: Convention, tool_input: Any) -> Any:
         data.decode("utf-8")
         new = text.encode("utf-8")
     except UnicodeError:
-        return Answered({"content": f"Error: {tool_input['path']} is not UTF-8 text; this editor only "
-                           "edits text files.", "is_error": True})
+        return refusal(f"Error: {tool_input['path']} is not UTF-8 text; this editor only "
+                   "edits text files.")
     lines = data.split(b"\n")
     out = b"\n".join(lines[:k] + new.split(b"\n") + lines[k:])
     r = ctx.call_inner({"command": "create", "path": tool_input["path"],
                         "file_text": out.decode("utf-8")})
     if r["is_error"]:
         return Answered(r)
-    return Answered({"content": f"The file {tool_input['path']} has been edited.", "is_error": False})
+    return Answered(content=f"The file {tool_input['path']} has been edited.", is_error=False)
 
 
 _REFERENCE_LINE = re.compile(r"^(\d+): (.*)$", re.S)
