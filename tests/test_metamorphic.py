@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -38,9 +40,44 @@ BASH_INNER = "conformance.reference.bash:BashTool"
 EDITORS = {s.tool_type: s for s in REFERENCE_SUBJECTS.values() if s.family == "editor"}
 EDITOR_TYPES = ("text_editor_20250124", "text_editor_20250728")
 
-#: (family, axis, choice or None for every choice, check id) -> why it still moves the check.
-#: Each is a strict xfail below: when the check is recalibrated, the entry must go.
-KNOWN: dict[tuple[str, str, str | None, str], str] = {}
+@dataclass(frozen=True)
+class Known:
+    """A convention that still moves a check: ``example`` (run alone, a strict xfail below),
+    ``covers`` (which drawn conventions the property does not judge on ``check_id``), why."""
+
+    example: Convention
+    check_id: str
+    why: str
+    covers: Callable[[Convention], bool]
+
+
+def _same_choice(example: Convention) -> Callable[[Convention], bool]:
+    return lambda c: (c.family, c.axis, c.choice) == (example.family, example.axis,
+                                                       example.choice)
+
+
+_SYNTAX_RESTARTED = Convention("bash", "syntax error", "ends the shell, restarted")
+_TABS_AS_SPACES = Convention("editor", "view", "rendered", (("numbers", "colon"),
+                                                            ("tab_size", 4), ("tabs", "spaces")))
+_ARROW_NUMBERS = Convention("editor", "view", "rendered", (("numbers", "arrow"),
+                                                           ("tab_size", 8), ("tabs", "raw")))
+#: Each is a strict xfail (test_a_known_exception_still_moves_its_check): when its check is
+#: recalibrated, the entry must go.
+KNOWN: tuple[Known, ...] = (
+    Known(_SYNTAX_RESTARTED, "bash.model.agrees_with_session_model",
+          "seed 003's BashSession design: bash ends on a syntax error and the tool restarts it; "
+          "the session model expects the state set before (issue 36, 1)",
+          _same_choice(_SYNTAX_RESTARTED)),
+    Known(_TABS_AS_SPACES, "editor.model.agrees_with_reference_model",
+          "seed 001 does not fix how view shows a tab; the model accepts it raw or as "
+          "expandtabs(8) only (issue 36, 2)",
+          lambda c: c.axis == "view" and c.p["tabs"] != "raw"
+          and not (c.p["tabs"] == "expandtabs" and c.p["tab_size"] == 8)),
+    Known(_ARROW_NUMBERS, "editor.view.line_numbers",
+          "seed 001 'Nomor baris' shows one form ('1: def is_prime(n):') and fixes none; the "
+          "check accepts '1: ', tab and '1 | ' forms only",
+          lambda c: c.axis == "view" and c.p["numbers"] in ("arrow", "bare bar")),
+)
 
 
 def _judged(check_id: str) -> bool:
@@ -74,8 +111,7 @@ def plain(family: str, tool_type: str | None = None) -> dict[str, str]:
 
 
 def _known(variant: Variant, check_id: str) -> bool:
-    return any((variant.family, c.axis, None, check_id) in KNOWN
-               or (variant.family, c.axis, c.choice, check_id) in KNOWN
+    return any(k.check_id == check_id and k.covers(c) for k in KNOWN
                for c in variant.conventions)
 
 
@@ -142,30 +178,14 @@ def test_a_variant_is_plain_without_conventions() -> None:
     assert json.loads(Variant("editor").to_json()) == []
 
 
-@pytest.mark.parametrize(("family", "axis", "choice", "check_id"), [
-    pytest.param(*k, marks=pytest.mark.xfail(strict=True, reason=why))
-    for k, why in sorted(KNOWN.items(), key=lambda kv: tuple(x or "" for x in kv[0]))])
-def test_a_known_exception_still_moves_its_check(family: str, axis: str, choice: str | None,
-                                                 check_id: str) -> None:
-    """Each :data:`KNOWN` pair, alone: a strict xfail (when the check is recalibrated, the
-    entry must leave the list)."""
-    strategy = next(a for a in AXES if a.family == family and a.name == axis).choices
-    choice_, params = next(iter(_examples(strategy, choice)))
-    variant = Variant(family, (Convention(family, axis, choice_, params),))
-    tool_type = None if family == "bash" else "text_editor_20250728"
-    got = verdicts(variant, tool_type, checks=[check_id])
-    assert got.get(check_id, ("absent",))[0] == plain(family, tool_type)[check_id]
-
-
-def _examples(strategy: st.SearchStrategy[tuple[str, tuple[tuple[str, object], ...]]],
-              choice: str | None) -> list[tuple[str, tuple[tuple[str, object], ...]]]:
-    found: list[tuple[str, tuple[tuple[str, object], ...]]] = []
-
-    @settings(max_examples=50, derandomize=True, database=None)
-    @given(strategy)
-    def pick(x: tuple[str, tuple[tuple[str, object], ...]]) -> None:
-        if not found and (choice is None or x[0] == choice):
-            found.append(x)
-
-    pick()
-    return found
+@pytest.mark.parametrize("known", [
+    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=k.why),
+                 id=f"{k.example.axis}={k.example.choice}-{k.check_id}") for k in KNOWN])
+def test_a_known_exception_still_moves_its_check(known: Known) -> None:
+    """Each :data:`KNOWN` convention, alone, on its check: a strict xfail (when the check is
+    recalibrated, this passes, fails as XPASS, and the entry must leave the list)."""
+    variant = Variant(known.example.family, (known.example,))
+    tool_type = None if variant.family == "bash" else "text_editor_20250728"
+    got = verdicts(variant, tool_type, checks=[known.check_id])
+    assert got.get(known.check_id, ("absent",))[0] == plain(variant.family, tool_type)[
+        known.check_id]
