@@ -44,6 +44,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.subjects.host import accepts_keyword, load_attr, normalise
+from simulator import registry
 
 __all__ = ["CONVENTIONS", "Convention", "Variant", "variant_subject", "variants"]
 
@@ -461,8 +462,6 @@ def _line_count(data: bytes) -> int:
 def _pre_split_lines(ctx: Context, c: Convention, tool_input: Any) -> Any:
     """``insert`` as ``"\\n".join(lines[:k] + text.split("\\n") + lines[k:])`` (the vendor's
     reference), written through the inner editor's ``create`` so that its undo history holds it."""
-    from simulator import registry
-
     path = _editor_path(ctx, tool_input)
     if _command(tool_input) != "insert" or path is None:
         return tool_input
