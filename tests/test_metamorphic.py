@@ -57,10 +57,6 @@ def _same_choice(example: Convention) -> Callable[[Convention], bool]:
 
 
 _SYNTAX_RESTARTED = Convention("bash", "syntax error", "ends the shell, restarted")
-_TABS_AS_SPACES = Convention("editor", "view", "rendered", (("numbers", "colon"),
-                                                            ("tab_size", 4), ("tabs", "spaces")))
-_ARROW_NUMBERS = Convention("editor", "view", "rendered", (("numbers", "arrow"),
-                                                           ("tab_size", 8), ("tabs", "raw")))
 #: Each is a strict xfail (test_a_known_exception_still_moves_its_check): when its check is
 #: recalibrated, the entry must go.
 KNOWN: tuple[Known, ...] = (
@@ -68,15 +64,6 @@ KNOWN: tuple[Known, ...] = (
           "seed 003's BashSession design: bash ends on a syntax error and the tool restarts it; "
           "the session model expects the state set before (issue 36, 1)",
           _same_choice(_SYNTAX_RESTARTED)),
-    Known(_TABS_AS_SPACES, "editor.model.agrees_with_reference_model",
-          "seed 001 does not fix how view shows a tab; the model accepts it raw or as "
-          "expandtabs(8) only (issue 36, 2)",
-          lambda c: c.axis == "view" and c.p["tabs"] != "raw"
-          and not (c.p["tabs"] == "expandtabs" and c.p["tab_size"] == 8)),
-    Known(_ARROW_NUMBERS, "editor.view.line_numbers",
-          "seed 001 'Nomor baris' shows one form ('1: def is_prime(n):') and fixes none; the "
-          "check accepts '1: ', tab and '1 | ' forms only",
-          lambda c: c.axis == "view" and c.p["numbers"] in ("arrow", "bare bar")),
 )
 
 
