@@ -201,6 +201,24 @@ def _close_stdin_open(ctx: Context) -> None:
                 pass
 
 
+def _setup_as_written(ctx: Context, c: Convention) -> None:
+    """Commands written to the shell as they are, each on lines of its own, then the sentinel
+    (seed 003's ``BashSession``: ``f"{command}\\necho {sentinel}\\n"``), not through ``eval``
+    with stdin at end of file: a syntax error ends the non-interactive shell, an open quote waits
+    for the deadline, a command reading stdin reads the tool's own next line."""
+    s = ctx.session
+
+    def script(command: str, sentinel: str) -> bytes:
+        text = (f"{command}\n__tooluse_rc=$?; "
+                f"builtin printf '\\n%s %s\\n' '{sentinel}' \"$__tooluse_rc\"\n")
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # lone surrogates from JSON: U+FFFD, as the reference
+            return text.encode("utf-8", "replace")
+
+    s.script = script
+
+
 def _pre_history(ctx: Context, c: Convention, tool_input: Any) -> Any:
     """Every command appended to ``$HOME/.bash_history`` (the run's throwaway HOME)."""
     home = os.environ.get("HOME")
@@ -626,6 +644,8 @@ class Axis:
     inner_options: Callable[[Convention], tuple[tuple[str, Any], ...]] = lambda c: ()
     needs_session: bool = False
     close: Callable[[Context], None] | None = None
+    #: Run once, when the handler is made (the session conventions change the session there).
+    setup: Callable[[Context, Convention], None] | None = None
 
 
 def _one(choice: str, **params: st.SearchStrategy[Any]) -> st.SearchStrategy[
@@ -639,6 +659,8 @@ _KEEP_ALL = (("max_lines", 10**9), ("max_chars", 10**9), ("keep_bytes", 16 * 2**
 
 AXES: tuple[Axis, ...] = (
     # bash: what reaches the shell
+    Axis("bash", "command delivery", 9, _one("as written, on lines of their own"),
+         setup=_setup_as_written, needs_session=True),
     Axis("bash", "commands", 10, _one("typed into a terminal"), pre=_pre_typed),
     Axis("bash", "history", 11, _one("appended to $HOME/.bash_history"), pre=_pre_history),
     Axis("bash", "stdin", 12, _one("an open pipe: a reader waits for the deadline"),
@@ -769,6 +791,9 @@ class VariantHandler:
         self.ctx = ctx
         self.variant = variant
         self.steps = [(AXIS[c.family, c.axis], c) for c in variant.conventions]
+        for axis, c in self.steps:
+            if axis.setup is not None and (not axis.needs_session or ctx.session is not None):
+                axis.setup(ctx, c)
 
     def __call__(self, tool_input: Any) -> Answer:
         ctx = self.ctx
