@@ -48,6 +48,7 @@ same stream at every run). Three profiles (:data:`PROFILES`; ``tooluse serve --e
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import re
@@ -339,6 +340,25 @@ def parse_raw_sse(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def raw_sse_events(text: str) -> list[dict[str, Any]]:
+    """Raw SSE text as a recorded event list, ``[{"event", "data"}]`` (a payload that is not
+    JSON kept as its text), whatever its line endings."""
+    out: list[dict[str, Any]] = []
+    for name, raw in parse_raw_sse(text):
+        try:
+            data: Any = json.loads(raw)
+        except ValueError:
+            data = raw
+        out.append({"event": name, "data": data})
+    return out
+
+
+def looks_like_sse(text: str) -> bool:
+    """Whether ``text`` reads as an event stream (its first line a field or a comment)."""
+    first = text.lstrip("\ufeff\r\n").split("\n", 1)[0].split("\r", 1)[0]
+    return first.startswith(("event:", "data:", ":", "id:", "retry:"))
+
+
 # --- measuring ----------------------------------------------------------------------------------
 
 Stream = list[dict[str, Any]]
@@ -474,6 +494,6 @@ def shape_table(columns: Mapping[str, StreamShape]) -> str:
 
 __all__ = ["ADVERSARIAL", "EXTRA_PING_RATE", "FIRST_PING_AFTER_DELTAS", "LIVE", "MAX_PAD",
            "MINIMAL", "PROFILES", "SSE_LINE_ENDINGS", "EnvelopeProfile", "Span", "StreamShape",
-           "draw_line_endings", "draw_pad", "iter_sse_lines", "measure", "padding_of", "parse_raw_sse",
-           "ping_slots", "profile_named", "rng_for", "shape_rows", "shape_table", "sse_lines",
+           "draw_line_endings", "draw_pad", "iter_sse_lines", "looks_like_sse", "measure", "padding_of", "parse_raw_sse",
+           "ping_slots", "profile_named", "raw_sse_events", "rng_for", "shape_rows", "shape_table", "sse_lines",
            "split_streams"]

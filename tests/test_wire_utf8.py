@@ -142,3 +142,21 @@ def test_a_stream_recorded_over_any_line_ending_validates_the_same() -> None:
         lines = iter_sse_lines([_wire(eol)])
         events = [{"event": e.event, "data": e.data} for e in _sse(iter([*lines, ""]))]
         assert validate(events, "sse_events") == []
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["LF", "CRLF", "CR"])
+def test_tooluse_validate_reads_raw_sse_text_with_each_line_ending(
+        eol: bytes, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A raw event stream, as a file of its own or in a capture's ``data``: its events
+    validated (a broken payload still reported)."""
+    from conformance.cli import main
+    raw = tmp_path / "stream.sse"
+    raw.write_bytes(_wire(eol))
+    capture = tmp_path / "capture.json"
+    capture.write_text(json.dumps({"source": "s", "kind": "sse_events", "note": "",
+                                   "data": _wire(eol).decode()}))
+    assert main(["validate", str(raw), str(capture)]) == 0, capsys.readouterr()
+    broken = tmp_path / "broken.sse"
+    broken.write_bytes(_wire(eol).replace(b'"type":"content_block_stop"', b'"type":7', 1))
+    assert main(["validate", str(broken)]) == 1
+    assert "broken.sse:/" in capsys.readouterr().out

@@ -40,7 +40,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                     "cassettes) against the protocol's JSON Schemas.",
         epilog="Prints each violation as file:pointer: message [rule]. Exit 0: every file is "
                "valid; 1: violations; 2: a file is missing or not JSON.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' reads stdin)")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="JSON files, or raw SSE text (an event stream) ('-' reads stdin)")
     p.add_argument("--kind", choices=sorted([*KINDS, "cassette"]), metavar="KIND",
                    help="what every file holds (default: detected per file); one of: "
                         + ", ".join(sorted([*KINDS, "cassette"])))
@@ -65,6 +66,9 @@ def _read(name: str) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as e:
+        from simulator.envelope import looks_like_sse, raw_sse_events
+        if looks_like_sse(text):  # a raw event stream (any SSE line endings): its events
+            return raw_sse_events(text), None
         return None, f"broken JSON at line {e.lineno} column {e.colno}: {e.msg}"
 
 

@@ -78,6 +78,9 @@ def unwrap_capture(obj: Any) -> tuple[str, Any, str] | None:
             and obj["kind"] in CAPTURE_KINDS):
         return None
     kind, data = CAPTURE_KINDS[obj["kind"]], obj["data"]
+    if kind == "sse_events" and isinstance(data, str):  # a capture keeping the raw SSE text
+        from ..envelope import raw_sse_events
+        return kind, raw_sse_events(data), "/data"
     if kind == "request" and isinstance(data, dict) and "body" in data and "url" in data:
         url = str(data["url"]).split("?")[0].rstrip("/")
         if _messages_url(url):
