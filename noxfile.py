@@ -60,7 +60,7 @@ def tests(session: nox.Session) -> None:
 #: The tests that drive the ``anthropic`` SDK (every test module importing it; tests/test_sdk_range.py
 #: keeps the list whole), run by the ``sdk_*`` sessions at each end of the range pyproject admits.
 SDK_TESTS = ("tests/test_adapters.py", "tests/test_engine_deliberate.py",
-             "tests/test_envelope_sdk.py", "tests/test_faults.py",
+             "tests/test_envelope.py", "tests/test_envelope_sdk.py", "tests/test_faults.py",
              "tests/test_files_models_api.py", "tests/test_managed_agents.py",
              "tests/test_managed_agents_sdk_worker.py", "tests/test_matching_docs.py",
              "tests/test_matching_surfaces.py", "tests/test_probe.py", "tests/test_record.py",

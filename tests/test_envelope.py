@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulator.envelope import (
     LIVE,
@@ -22,6 +24,7 @@ from simulator.envelope import (
 )
 from simulator.http import SSEEvent
 from simulator.sse import synthesize_events
+from simulator.strategies import messages_responses
 
 MSG = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-opus-4-7",
        "content": [{"type": "text", "text": "The weather in Paris is sunny and mild today. " * 4},
@@ -264,3 +267,49 @@ def test_the_cli_takes_envelope_on_serve_and_replay(capsys: pytest.CaptureFixtur
     from conformance.cli.serve import engine_options
     args = argparse.Namespace(fault=[], matching="exact", envelope="adversarial")
     assert engine_options(args) == {"envelope": "adversarial"}
+
+
+# --- every profile, over generated messages -----------------------------------------------------
+
+#: Text that SSE and JSON must carry intact: non-ASCII, line separators SSE does not split at,
+#: CR/LF inside a string (escaped in JSON), a lone surrogate (escaped on the wire).
+AWKWARD = st.text(alphabet=st.sampled_from(list("aé日🎉 \n\r\u2028\u0085\"\\{}") + ["\ud800"]),
+                  max_size=30)
+
+
+def _decoded(wire_bytes: bytes) -> list[tuple[str, object]]:
+    """The events the SDK's own SSE decoder reads from the bytes, and ours."""
+    from anthropic._streaming import SSEDecoder
+    sdk = [(s.event or "", json.loads(s.data)) for s in SSEDecoder().iter_bytes(iter([wire_bytes]))]
+    ours = [(n, json.loads(d)) for n, d in parse_raw_sse(wire_bytes.decode())]
+    assert sdk == ours
+    return ours
+
+
+@settings(max_examples=40, deadline=None)
+@given(msg=messages_responses(), seed=st.integers(0, 10**6), extra=AWKWARD,
+       profile=st.sampled_from(["live", "minimal", "adversarial"]))
+def test_every_profile_carries_any_message_intact(msg: dict[str, object], seed: int, extra: str,
+                                                  profile: str) -> None:
+    """Whatever the message and the draw: the bytes read back (by the SDK's SSE decoder and by
+    ours) as the events sent, and the events assemble into the message the live envelope
+    gives."""
+    from simulator.sse import assemble_message
+    msg = {**msg, "content": [*msg["content"], {"type": "text", "text": extra}]}  # type: ignore[list-item]
+    events = synthesize_events(msg, seed=seed, envelope=profile)
+    wire_bytes = b"".join(wire(events))
+    assert _decoded(wire_bytes) == [(e.event, e.data) for e in events]
+    assert assemble_message(events) == assemble_message(synthesize_events(msg, seed=seed))
+
+
+def test_the_pytest_fixture_takes_the_envelope(tooluse_simulator: object) -> None:
+    import anthropic
+
+    from simulator.cassette import load_cassette
+    cassette = load_cassette("bash/bash_20250124/one_command_streamed.json")
+    body = dict(cassette.exchanges[0].request["body"])
+    body.pop("stream", None)
+    api = tooluse_simulator(cassette, envelope="minimal", recorded_time=True)  # type: ignore[operator]
+    with anthropic.Anthropic().messages.stream(**body) as stream:
+        names = [e.type for e in stream]
+    assert names and api.simulator.envelope.name == "minimal"
