@@ -12,11 +12,13 @@ generates are never compared by default; pass your own tuple to compare more or 
 name with :func:`matchers_by_name`.
 
 Named sets (:data:`MATCHER_SETS`, :func:`matcher_set`): ``exact`` (the defaults) and ``tolerant``
-(:data:`TOLERANT_MATCHERS`), which judges the protocol rather than a client's formatting: tools as
-a set by name with schema noise normalised, and either conversation management (a later turn that
-restarts with only the new question, or continues the whole history). A matcher may relate keys
-by something other than equality (``same``) and say what it normalised for a pair it accepted
-(``explain``); the engine reports that with the exchange it serves.
+(:data:`TOLERANT_MATCHERS`), which matches every difference the live API answers the same way and
+only those: :data:`EQUIVALENCES` states each kind of difference once, inert or meaning-carrying,
+with its source (tools as a set by name with only what carries meaning, either conversation
+management, ...). A matcher may relate keys by something other than equality (``same``), say what
+it normalised for a pair it accepted (``explain``; the engine reports that with the exchange it
+serves) and where a pair it refused first differs (``diff``: :func:`difference`, one line naming
+the path, :class:`simulator.differences.Difference`).
 """
 
 from __future__ import annotations
@@ -167,40 +169,204 @@ def _answered_of(last: Any) -> list[str]:
                   if b.get("type") == "tool_result")
 
 
-# --- The tolerant set ------------------------------------------------------------------------
+# --- The tolerant set: API equivalence, stated once as data ----------------------------------
 #
-# What frameworks change in a request without changing the protocol (issue 23; evidence in the
-# real traffic they send): the order of the tools (pydantic-ai and LangChain list client tools
-# first), JSON Schema noise in ``input_schema`` (``additionalProperties: false`` from pydantic,
-# ``$schema`` from zod, ``title`` from pydantic models), ``"type": "custom"`` on a custom tool
-# (LiteLLM), and tool options that change no turn of the conversation (``cache_control``,
-# ``strict``, ``eager_input_streaming``). A tool's ``type`` (and so its version), ``name``,
-# ``allowed_callers`` (as a set), input properties and every other option still count.
+# The tolerant set matches every difference the live API answers the same way, and only those.
+# Each kind of difference is one :class:`Equivalence` below, inert or meaning-carrying, with what
+# it means and its source; the normalisation (:func:`tolerant_tool`) is derived from the table,
+# and tests/test_matchers_equivalence.py proves both halves over generated rewrites of every
+# corpus request.
 
-#: Tool fields a tolerant comparison ignores (documented as optional; they change no turn).
-TOOL_NOISE = ("cache_control", "strict", "eager_input_streaming")
-#: Schema keywords that never change what input is valid for the tool's callers here.
-SCHEMA_NOISE = ("$schema", "title")
+
+@dataclass(frozen=True)
+class Equivalence:
+    """One kind of difference between two requests, and whether the live API answers alike."""
+
+    #: What differs, in the protocol's words.
+    what: str
+    #: Where: ``schema`` (a keyword at any schema position of an ``input_schema``), ``tool`` (a
+    #: field of a tool definition), ``tools``, ``messages``, ``body``, ``json`` (everywhere).
+    where: str
+    #: The keywords or fields concerned (empty: an order, or a relation).
+    keys: tuple[str, ...]
+    #: True: the API answers alike with either (the tolerant set matches); False: it refuses.
+    inert: bool
+    #: Why, from what the field means.
+    why: str
+    #: Where that comes from: a PROTOCOL.md section, a seed, a standard, live captures.
+    source: str
+    #: The matcher (or rule) that compares it; ``by construction`` when nothing compares it.
+    judged_by: str = "tools.tolerant"
+
+
+#: JSON Schema keywords that assert or apply: they decide which inputs are valid (JSON Schema
+#: 2020-12 Validation §6, Core §10, and the draft-07 spellings frameworks still send). Any other
+#: keyword is an annotation (Validation §9, Core §8.3 ``$comment``, §8.1.1 ``$schema``) or
+#: unknown, which "SHOULD be treated as annotations" (Core §6.5).
+SCHEMA_ASSERTIONS = frozenset({
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "format", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", "properties", "patternProperties", "additionalProperties", "items",
+    "prefixItems", "additionalItems", "contains", "propertyNames", "allOf", "anyOf", "oneOf", "not",
+    "if", "then", "else", "dependentSchemas", "dependencies", "unevaluatedItems",
+    "unevaluatedProperties", "$ref", "$defs", "definitions", "$id", "$anchor", "$dynamicRef",
+    "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor", "$vocabulary",
+})
+#: The annotation keywords JSON Schema names (Validation §9, §8; Core §8.3, §8.1.1).
+SCHEMA_ANNOTATIONS = ("title", "description", "examples", "$comment", "default", "deprecated",
+                      "readOnly", "writeOnly", "contentEncoding", "contentMediaType",
+                      "contentSchema", "$schema")
+
+EQUIVALENCES: tuple[Equivalence, ...] = (
+    # --- inert: the API answers alike -----------------------------------------------------------
+    Equivalence(
+        "JSON Schema annotation keywords and unknown keywords, at any depth (title, description, "
+        "examples, $comment, default, deprecated, readOnly, writeOnly, content*, $schema; "
+        "e.g. ruby_llm's `strict: true` inside the schema)", "schema", SCHEMA_ANNOTATIONS, True,
+        "they annotate an instance and change no instance's validity: the tool accepts the same "
+        "inputs, its callers call it the same way",
+        "JSON Schema 2020-12 Validation §9 (meta-data annotations), Core §6.5 (unknown keywords "
+        "are annotations), §8.3 ($comment), §8.1.1 ($schema names the dialect); issue 37 (two "
+        "frameworks add `description` to every property); real_traffic: description on 145 "
+        "schema nodes, title 41, strict 17 (rubyllm), $schema 9, default 7"),
+    Equivalence(
+        "`additionalProperties: true` or `false` (absent is true)", "schema",
+        ("additionalProperties",), True,
+        "the object's declared properties, the ones the model fills, are the same; the API does "
+        "not validate a tool_use input against input_schema unless the tool is `strict: true` "
+        "(which counts)", "issue 23 (pydantic-ai adds false); real_traffic: 227 schema nodes"),
+    Equivalence(
+        "the order of `required`, of `enum` and of a `type` list", "schema",
+        ("required", "enum", "type"), True,
+        "each is a set: an instance is valid when it has every required name, equals one enum "
+        "value, is one of the types", "JSON Schema 2020-12 Validation §6.5.3, §6.1.2, §6.1.1"),
+    Equivalence(
+        "key order of any JSON object", "json", (), True,
+        "\"An object is an unordered collection of zero or more name/value pairs\"",
+        "RFC 8259 §4", "by construction (keys compare as mappings)"),
+    Equivalence(
+        "tool order in `tools`", "tools", (), True,
+        "a tool is named by `name` everywhere the protocol refers to one (tool_use.name, "
+        "tool_choice.name, allowed_callers); no part refers to a position",
+        "PROTOCOL.md §1 (tool_use, caller); issue 23 (pydantic-ai and LangChain list client "
+        "tools first)"),
+    Equivalence(
+        "`\"type\": \"custom\"` on a custom tool (a tool without a type is custom)", "tool",
+        ("type",), True, "the SDK's ToolParam `type: Optional[Literal[\"custom\"]]`: the same tool",
+        "PROTOCOL.md §7 (custom tool definition) [S types/tool_param.py]; LiteLLM sends it"),
+    Equivalence(
+        "`cache_control` on a tool (and on any block: not compared)", "tool", ("cache_control",),
+        True, "prompt caching changes cost and usage, never a turn",
+        "PROTOCOL.md §2, §3 (optional definition fields) [S]"),
+    Equivalence(
+        "`eager_input_streaming`", "tool", ("eager_input_streaming",), True,
+        "streams a tool_use input in finer input_json_delta parts; the input is the same",
+        "SDK ToolParam [S]; issue 23"),
+    Equivalence(
+        "an explicit default: `strict: false`, `defer_loading: false`, `allowed_callers: "
+        "[\"direct\"]` on a custom tool", "tool", ("strict", "defer_loading", "allowed_callers"),
+        True, "a field set to the value its absence means",
+        "PROTOCOL.md §1 (`allowed_callers` accepts \"direct\" (the default)), §2 (optional "
+        "fields) [S: strict and defer_loading default to false]"),
+    Equivalence(
+        "`caller: {\"type\": \"direct\"}` on a resent block, present or omitted", "messages",
+        ("caller",), True, "the default caller; `caller` is optional on tool_use and the server "
+        "blocks", "PROTOCOL.md §1 (caller union) [S]; real_traffic: 82 live resends drop it",
+        "by construction (block contents are not matched); rule messages.resent_turn.unchanged"),
+    Equivalence(
+        "`metadata`, `system`, `max_tokens`, sampling, `stream`, `cache_control` on messages, "
+        "the text of messages", "body", ("metadata", "system", "max_tokens", "temperature",
+                                         "stream"), True,
+        "the replay serves the recorded answer; none changes the protocol of a turn",
+        "docs/serve-and-record.md (not compared)", "by construction"),
+    Equivalence(
+        "text as a string or as text blocks; a run of text blocks", "messages", (), True,
+        "MessageParam content is a string or a list of blocks [S]; a run of text blocks reads "
+        "as one text", "SDK MessageParam [S]; issue 23", "messages.shape.tolerant"),
+    Equivalence(
+        "the whole earlier conversation, or a restart with the new question", "messages", (),
+        True, "either conversation management asks the same question of the same container",
+        "issue 23 (pydantic-ai message_history)", "messages.shape.tolerant"),
+    # --- meaning-carrying: still refused ----------------------------------------------------------
+    Equivalence("a tool's `name`; a tool missing or added", "tools", ("name",), False,
+                "the model calls a tool by name; tool_use.name and tool_choice name it",
+                "PROTOCOL.md §1, §2 (definitions)"),
+    Equivalence("a tool's `type` and version (`code_execution_20250825` vs `_20260120`)", "tool",
+                ("type",), False, "another version is another runtime (REPL state, PTC)",
+                "PROTOCOL.md §2 (versions); seed 000 (tool versions)"),
+    Equivalence("`allowed_callers` (as a set)", "tool", ("allowed_callers",), False,
+                "who may call the tool: direct, or code (programmatic tool calling)",
+                "PROTOCOL.md §1; seed 002 (the caller field)"),
+    Equivalence("a tool's own `description` (not a schema's)", "tool", ("description",), False,
+                "the model reads it as the tool's contract: \"La phrase sur le format de sortie "
+                "dans la description de votre outil cesse d'être de la documentation et devient "
+                "du code porteur\"", "seed 002 (what actually happens)"),
+    Equivalence("every other tool option: `strict: true`, `defer_loading: true`, "
+                "`input_examples`, `max_uses`, `allowed_domains`, `max_characters`, ...", "tool",
+                ("strict", "defer_loading", "input_examples"), False,
+                "each changes what the API or the model does with the tool",
+                "PROTOCOL.md §2, §3 (definition fields); seed 001 (max_characters)"),
+    Equivalence("property names, property types, `required` names, `enum` values and every "
+                "other assertion keyword (SCHEMA_ASSERTIONS) at any depth", "schema",
+                tuple(sorted(SCHEMA_ASSERTIONS)), False,
+                "they decide which inputs are valid: another input contract",
+                "JSON Schema 2020-12 Validation §6, Core §10"),
+    Equivalence("the roles and block types of the messages, in order; the tool_use ids the last "
+                "message answers", "messages", (), False,
+                "the protocol of the conversation: what was called, what answers it",
+                "PROTOCOL.md §1 (continuation), §2 (client tool alongside code execution)",
+                "messages.shape.tolerant, tool_use_ids.answered"),
+    Equivalence("a resent assistant turn's tool blocks: their order, inputs, callers, results",
+                "messages", ("input", "caller", "content"), False,
+                "the conversation tells the model what it did", "PROTOCOL.md §1, §2",
+                "rule messages.resent_turn.unchanged"),
+    Equivalence("`model`", "body", ("model",), False, "another model answers", "PROTOCOL.md §1",
+                "model"),
+)
+
+
+def _inert_keys(where: str) -> frozenset[str]:
+    return frozenset(k for e in EQUIVALENCES if e.inert and e.where == where for k in e.keys)
+
+
+#: Schema keywords whose order is not meaning (sets), derived from the table.
+_SET_KEYWORDS = frozenset(next(e.keys for e in EQUIVALENCES if e.inert and "required" in e.keys
+                               and e.where == "schema"))
+#: Tool fields the tolerant set leaves out whatever their value (derived from the table).
+TOOL_INERT = frozenset({"cache_control", "eager_input_streaming"}) & _inert_keys("tool")
+#: A tool field equal to its default is left out (``allowed_callers`` on a custom tool only).
+TOOL_DEFAULTS: Mapping[str, Any] = {"strict": False, "defer_loading": False,
+                                    "allowed_callers": ["direct"], "type": "custom"}
+assert set(TOOL_DEFAULTS) <= _inert_keys("tool")
+
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMAS = ("items", "not", "if", "then", "else", "contains", "propertyNames",
-               "additionalProperties", "unevaluatedProperties", "unevaluatedItems")
+               "additionalProperties", "unevaluatedProperties", "unevaluatedItems",
+               "additionalItems")
+
+
+def _as_set(values: list[Any]) -> list[Any]:
+    return sorted(values, key=lambda v: json.dumps(v, sort_keys=True, default=str))
 
 
 def _schema(schema: Any, where: str, notes: list[str]) -> Any:
-    """``schema`` without its noise keywords (at every level, never inside a property *name*)."""
+    """``schema`` with only what decides validity: annotation and unknown keywords left out at
+    every schema position (never a property *name*: those are keys of ``properties``),
+    ``additionalProperties`` true or false left out, sets sorted."""
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in SCHEMA_NOISE:
+        if k not in SCHEMA_ASSERTIONS:
             notes.append(f"{where}.{k}")
-        elif k == "additionalProperties" and v is False:
-            notes.append(f"{where}.additionalProperties: false")
-        elif k == "required" and isinstance(v, list):
-            out[k] = sorted(v, key=str)
+        elif k == "additionalProperties" and isinstance(v, bool):
+            notes.append(f"{where}.additionalProperties: {json.dumps(v)}")
+        elif k in _SET_KEYWORDS and isinstance(v, list):
+            out[k] = _as_set(v)
             if out[k] != v:
-                notes.append(f"{where}.required order")
+                notes.append(f"{where}.{k} order")
         elif k in _SUBSCHEMA_MAPS and isinstance(v, dict):
             out[k] = {n: _schema(sub, f"{where}.{k}.{n}", notes) for n, sub in v.items()}
         elif k in _SUBSCHEMA_LISTS and isinstance(v, list):
@@ -213,21 +379,26 @@ def _schema(schema: Any, where: str, notes: list[str]) -> Any:
     return out
 
 
+def _custom(tool: Mapping[str, Any]) -> bool:
+    return tool.get("type") in (None, "custom")
+
+
 def tolerant_tool(tool: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A tool definition without formatting noise, and what was left out (``input_schema.title``,
-    ``type: "custom"``, ...)."""
+    """A tool definition with only what carries meaning (:data:`EQUIVALENCES`), and what was
+    left out (``input_schema.title``, ``type: "custom"``, ...)."""
     notes: list[str] = []
     out: dict[str, Any] = {}
+    custom = _custom(tool)
     for k, v in tool.items():
-        if k in TOOL_NOISE:
+        if k in TOOL_INERT:
             if k != "cache_control":  # the exact set ignores it too: nothing to report
                 notes.append(k)
-        elif k == "type" and v == "custom":
-            notes.append('type: "custom"')
+        elif k in TOOL_DEFAULTS and v == TOOL_DEFAULTS[k] and (custom or k != "allowed_callers"):
+            notes.append(f"{k}: {json.dumps(v)}")
         elif k == "input_schema":
             out[k] = _schema(v, k, notes)
         elif k == "allowed_callers" and isinstance(v, list):
-            out[k] = sorted(v, key=str)
+            out[k] = _as_set(v)
             if out[k] != v:
                 notes.append("allowed_callers order")
         else:
@@ -433,9 +604,10 @@ def _diff_answered(recorded: MatchRequest, incoming: MatchRequest) -> Difference
 
 TOLERANT_TOOLS = Matcher(
     "tools.tolerant", _tolerant_tools_key,
-    "tool definitions as a set by name; schema noise ($schema, title, additionalProperties: "
-    "false, required order), type \"custom\", cache_control, strict, eager_input_streaming "
-    "ignored", explain=_explain_tools, diff=_diff_tolerant_tools)
+    "tool definitions as a set by name, each with only what carries meaning (EQUIVALENCES): "
+    "annotation and unknown schema keywords, additionalProperties true/false, the order of "
+    "sets, type \"custom\", cache_control, eager_input_streaming and explicit defaults left out",
+    explain=_explain_tools, diff=_diff_tolerant_tools)
 TOLERANT_MESSAGES_SHAPE = Matcher(
     "messages.shape.tolerant", _tolerant_shape_key,
     "messages.shape, a run of text blocks as one, and the whole history or a restart with the "

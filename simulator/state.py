@@ -145,11 +145,26 @@ def answered_ids(message: Mapping[str, Any]) -> set[str]:
 
 
 def conversation_key(body: Mapping[str, Any]) -> str:
-    """A conversation is known by its first message (every request resends the history)."""
+    """A conversation is known by its first message (every request resends the history), read
+    as the API reads it (simulator.matchers.EQUIVALENCES): its content as blocks, a run of text
+    blocks as one text, without ``cache_control`` (a framework that marks the last message for
+    caching marks the first one only while it is the last)."""
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs:
         return ""
-    return json.dumps(msgs[0], sort_keys=True, separators=(",", ":"), default=str)
+    first = msgs[0]
+    if not isinstance(first, dict):
+        return json.dumps(first, sort_keys=True, separators=(",", ":"), default=str)
+    blocks: list[Any] = []
+    for b in blocks_of(first.get("content")):
+        b = {k: v for k, v in b.items() if k != "cache_control"}
+        if b.get("type") == "text" and blocks and blocks[-1].get("type") == "text" \
+                and set(b) == {"type", "text"} and set(blocks[-1]) == {"type", "text"}:
+            blocks[-1] = {"type": "text", "text": f"{blocks[-1]['text']}{b.get('text')}"}
+        else:
+            blocks.append(b)
+    return json.dumps([first.get("role"), blocks], sort_keys=True, separators=(",", ":"),
+                      default=str)
 
 
 def container_param_id(body: Mapping[str, Any]) -> str | None:

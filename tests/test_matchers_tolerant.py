@@ -89,8 +89,8 @@ NORMALISATIONS: list[tuple[str, Edit, str, bool]] = [
      'tools[query_database]: type: "custom" (received only)', True),
     ("cache_control", lambda b: client_tool(b).update(cache_control={"type": "ephemeral"}),
      "", False),  # the exact set ignores it already: nothing to report
-    ("strict", lambda b: client_tool(b).update(strict=False),
-     "tools[query_database]: strict (received only)", True),
+    ("strict_false", lambda b: client_tool(b).update(strict=False),
+     "tools[query_database]: strict: false (received only)", True),
     ("eager_input_streaming", lambda b: client_tool(b).update(eager_input_streaming=True),
      "tools[query_database]: eager_input_streaming (received only)", True),
 ]
@@ -226,13 +226,21 @@ def _description(b: dict[str, Any]) -> None:
     client_tool(b)["description"] = "Something else."
 
 
+def _strict_true(b: dict[str, Any]) -> None:
+    client_tool(b)["strict"] = True
+
+
+def _enum_value(b: dict[str, Any]) -> None:
+    schema(b)["properties"]["sql"]["enum"] = ["SELECT 1"]
+
+
 REFUSED: list[tuple[str, Edit]] = [
     ("tool_type_version", _version), ("allowed_callers_missing", _no_allowed_callers),
     ("allowed_callers_changed", _direct_caller), ("input_property_renamed", _renamed_property),
     ("input_property_type", _property_type), ("input_property_added", _added_property),
     ("required_changed", _required), ("additionalProperties_schema", _schema_for_extra_properties),
     ("tool_missing", _tool_missing), ("tool_added", _tool_added), ("tool_renamed", _tool_renamed),
-    ("description", _description),
+    ("description", _description), ("strict_true", _strict_true), ("enum_value", _enum_value),
 ]
 
 
