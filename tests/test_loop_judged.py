@@ -68,9 +68,6 @@ def test_a_fault_served_then_mishandled_says_which_fault() -> None:
                                             "served. Then the loop raised"), failure.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="pending: the matchers helper's API equivalence "
-                   "(simulator/matchers.py, issue 37): the tolerant set still refuses a "
-                   "property's `description`")
 @pytest.mark.parametrize("name", ["loop", "loop_blank"])
 def test_a_loop_describing_every_property_passes_every_scenario(name: str) -> None:
     """``"Property <name>"`` or ``""`` on every property: the API answers alike, so every loop
