@@ -70,8 +70,9 @@ def test_a_fault_served_then_mishandled_says_which_fault() -> None:
 
 @pytest.mark.parametrize("name", ["loop", "loop_blank"])
 def test_a_loop_describing_every_property_passes_every_scenario(name: str) -> None:
-    """``"Property <name>"`` or ``""`` on every property: the API answers alike, so every loop
-    check passes as it does for the reference loop."""
+    """``"Property <name>"`` or ``""`` on every property: the API answers alike (an annotation
+    keyword: simulator.matchers' API equivalence), so every loop check passes as it does for the
+    reference loop, the corpus included."""
     outcomes = _outcomes(f"{DESCRIBED}:{name}", ["loop.*"])
     assert {o for o, _ in outcomes.values()} == {Outcome.PASS}, {
         c: m[:300] for c, (o, m) in outcomes.items() if o is not Outcome.PASS}
