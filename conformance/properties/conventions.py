@@ -23,9 +23,10 @@ A variant also runs as a subject of its own, in the subject's process: the facto
 ``conformance.properties.conventions:variant_subject`` takes ``inner`` (the wrapped factory's
 ``module:attr``) and ``variant`` (:meth:`Variant.to_json`) as options.
 
-Most conventions need only the handler's answers. Four need the bash session itself and use the
-reference's (``conformance/reference/bash.py``: a ``session`` with ``process``, ``kill()`` and
-``restart()``); on any other handler they are no-ops, and :meth:`Variant.describe` says so.
+Most conventions need only the handler's answers. Three need the bash session itself and use the
+reference's (``conformance/reference/bash.py``: a ``session`` with ``process``, ``script``,
+``kill()`` and ``restart()``): command delivery, syntax error, shell exit; on any other handler
+they are no-ops. The timeout answer is recognised by the reference's text.
 """
 
 from __future__ import annotations
@@ -307,6 +308,18 @@ def _post_syntax(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -
     return answer
 
 
+TIMED_OUT = "Error: command did not finish within"
+TIMEOUT_WORDS = ("Command timed out after {timeout:g} s; the shell was restarted.",
+                 "<error>timeout</error>", "bash: bash command timed out after {timeout:g}s")
+
+
+def _post_timeout_words(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> Answer:
+    if (_is_command(tool_input) and answer["is_error"] and isinstance(answer["content"], str)
+            and answer["content"].startswith(TIMED_OUT)):
+        return _with_text(answer, c.p["text"].format(timeout=ctx.timeout))
+    return answer
+
+
 RESTART_WORDS = ("tool has been restarted.", "The bash session was restarted: a new shell in "
                  "the working directory.", "OK")
 
@@ -475,6 +488,46 @@ def _pre_create_refuses(ctx: Context, c: Convention, tool_input: Any) -> Any:
 
 def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+
+
+def _pre_phantom_line(ctx: Context, c: Convention, tool_input: Any) -> Any:
+    """A file ending in ``"\\n"`` has an empty last line after its last one (``split("\\n")``
+    counts it): ``insert_line`` = line count + 1 appends, ``view_range`` [n + 1, n + 1] shows it."""
+    path = _editor_path(ctx, tool_input)
+    command = _command(tool_input)
+    if command not in ("insert", "view") or path is None:
+        return tool_input
+    try:
+        data = path.read_bytes() if path.is_file() else None
+    except OSError:
+        data = None
+    if data is None or not data.endswith(b"\n"):
+        return tool_input
+    n = _line_count(data)
+    if command == "insert" and tool_input.get("insert_line") == n + 1 \
+            and not isinstance(tool_input.get("insert_line"), bool):
+        return {**tool_input, "insert_line": n}
+    vr = tool_input.get("view_range")
+    if command == "view" and isinstance(vr, list) and len(vr) == 2 and vr[0] == n + 1 \
+            and vr[1] in (-1, n + 1) and not any(isinstance(x, bool) for x in vr):
+        return Answered(content=f"{n + 1}: ", is_error=False)
+    return tool_input
+
+
+def _pre_view_clamped(ctx: Context, c: Convention, tool_input: Any) -> Any:
+    """A ``view_range`` that ends past the last line shows up to the last line."""
+    path = _editor_path(ctx, tool_input)
+    vr = tool_input.get("view_range") if isinstance(tool_input, dict) else None
+    if (_command(tool_input) != "view" or path is None or not isinstance(vr, list)
+            or len(vr) != 2 or not all(type(x) is int for x in vr)):
+        return tool_input
+    try:
+        n = _line_count(path.read_bytes()) if path.is_file() else None
+    except OSError:
+        n = None
+    if n is not None and 1 <= vr[0] <= n and vr[1] > n:
+        return {**tool_input, "view_range": [vr[0], -1]}
+    return tool_input
 
 
 def _pre_split_lines(ctx: Context, c: Convention, tool_input: Any) -> Any:
@@ -672,6 +725,8 @@ AXES: tuple[Axis, ...] = (
         lambda ch: _one(ch)), pre=_pre_syntax, post=_post_syntax, needs_session=True),
     Axis("bash", "shell exit", 21, _one("asks for a restart"), pre=_pre_death_asks,
          post=_post_death_asks, needs_session=True),
+    Axis("bash", "timeout answer", 23, st.sampled_from(TIMEOUT_WORDS).flatmap(
+        lambda w: _one("own words", text=st.just(w))), post=_post_timeout_words),
     Axis("bash", "restart answer", 22, st.sampled_from(RESTART_WORDS).flatmap(
         lambda w: _one("own words", text=st.just(w))), post=_post_restart_words),
     # bash: the output
@@ -698,7 +753,11 @@ AXES: tuple[Axis, ...] = (
                                           line_bytes=st.sampled_from([16 * 1024, 64 * 1024])),
          pre=_pre_size_limit),
     Axis("editor", "create over a file", 12, _one("refused"), pre=_pre_create_refuses),
-    Axis("editor", "insert", 13, _one("split lines"), pre=_pre_split_lines),
+    Axis("editor", "last line", 13, _one("a phantom empty line after a final newline"),
+         pre=_pre_phantom_line),
+    Axis("editor", "insert", 14, _one("split lines"), pre=_pre_split_lines),
+    Axis("editor", "view range past the end", 15, _one("clamped to the last line"),
+         pre=_pre_view_clamped),
     # editor: how it answers
     Axis("editor", "view", 30, st.tuples(
         st.sampled_from(["cat -n", "colon", "bar", "left bar", "arrow", "bare bar"]),
