@@ -91,7 +91,9 @@ class CheckResult:
     #: Set when the result rested on a deadline and was re-judged: the case was run again,
     #: alone, after the run (see :func:`rejudged_note`); or (``by: "replay"``) when a model
     #: check's every finding, replayed on a fresh subject, did not repeat
-    #: (:class:`conformance.catalog.Rejudged`). Absent from the JSON when None.
+    #: (:class:`conformance.catalog.Rejudged`; ``alone``: the check then run again alone);
+    #: or (``by: "rerun"``) when a failure's reproducer did not reproduce and the case was run
+    #: again alone (flaky when it passed). Absent from the JSON when None.
     rejudged: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -125,11 +127,33 @@ def rejudged_note(j: dict[str, Any] | None) -> str:
     if not j:
         return ""
     first, rerun = j.get("first") or {}, j.get("rerun") or {}
+    alone = j.get("alone")
     if j.get("by") == "replay":  # a model check's findings, each replayed on a fresh subject
-        return (f"re-judged by replay: {first.get('outcome', 'fail')} in the run "
+        head = (f"re-judged by replay: {first.get('outcome', 'fail')} in the run "
                 f"({first.get('message') or 'disagreements'}); each reproducer, replayed "
-                f"exactly as printed on a fresh subject, did not show it again — the failure "
-                "did not repeat: not counted as a failure (it may rest on timing or load)")
+                f"exactly as printed on a fresh subject, did not show it again")
+        if not isinstance(alone, dict):
+            return (f"{head} — the failure did not repeat: not counted as a failure (it may "
+                    "rest on timing or load)")
+        if j.get("repeated"):
+            return (f"{head}; re-run alone after the run: {alone.get('outcome', 'fail')} "
+                    f"({float(alone.get('duration') or 0):.1f}s), a disagreement verified on a "
+                    "fresh subject — the failure repeats")
+        return (f"{head}; re-run alone after the run: {alone.get('outcome', '?')} "
+                f"({float(alone.get('duration') or 0):.1f}s) — flaky: an intermittent failure "
+                "(not blocking unless --fail-on-flaky)")
+    if j.get("by") == "rerun":  # a fixed check's failure whose reproducer did not reproduce
+        head = (f"{first.get('outcome', 'fail')} in the run "
+                f"({float(first.get('duration') or 0):.1f}s: "
+                f"{str(first.get('message') or '')[:300]}); its reproducer, replayed exactly as "
+                "printed on a fresh subject, did not show it")
+        if j.get("repeated"):
+            return (f"re-run alone: {head}; re-run alone after the run: "
+                    f"{rerun.get('outcome', 'fail')} ({float(rerun.get('duration') or 0):.1f}s)"
+                    " — the failure repeats")
+        return (f"flaky: {head}; re-run alone after the run: {rerun.get('outcome', '?')} "
+                f"({float(rerun.get('duration') or 0):.1f}s) — an intermittent failure (not "
+                "blocking unless --fail-on-flaky)")
     if j.get("by") == "threads":  # a harness error of running cases concurrently
         return (f"re-judged alone: {first.get('outcome', 'error')} in the run "
                 f"({str(first.get('message') or '')[:200]}), an error CPython 3.11 can raise when "

@@ -10,7 +10,12 @@ What the check raises decides the outcome:
 - :class:`CheckSkipped` → ``skip``; :class:`CheckIncomplete` → ``incomplete`` (a hard time cap
   ended the check's fixed work: not blocking);
 - any other exception, or a harness problem starting the subject → ``error`` (the harness's or
-  the check's fault, never counted against the subject as a failure).
+  the check's fault, never counted against the subject as a failure);
+- a failure whose reproducer did not reproduce (or a model check whose findings all did not) is
+  run again alone after the run: ``flaky`` when it passes then, a ``fail`` when it fails again
+  (:func:`rejudge_flaky`);
+- the start failures of a subject that started in no case of the run → ``not-run`` (the case
+  never ran: :class:`_StartGate`).
 
 Start-up is not tool time: a session that has ``wait_ready`` (every
 :class:`~conformance.subjects.ProcessSession`) is made ready first, with one harmless call under
@@ -52,6 +57,7 @@ from conformance.catalog import (
 )
 from conformance.reproducers import relativize
 from conformance.results import (
+    NOT_REPRODUCED,
     CheckResult,
     Outcome,
     RunInfo,
@@ -234,13 +240,18 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
     ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call),
     confined as ``confinement`` says (the run's sandbox mode and limits; default: as the
     environment says). A failure that rests on a deadline (or a harness error of threads,
-    :func:`rests_on_threads`) is run again at once and judged by :func:`rejudge`."""
+    :func:`rests_on_threads`) is run again at once and judged by :func:`rejudge`; one whose
+    reproducer did not reproduce (:func:`maybe_flaky`) by :func:`rejudge_flaky`."""
     def attempt() -> tuple[CheckResult, list[timing.Miss]]:
         return run_case_timed(subject, chk, timeout=timeout, tmp_root=tmp_root,
                               startup_timeout=startup_timeout, confinement=confinement)
 
     first, misses = attempt()
-    return rejudge(first, misses, attempt) if judged_again(first, misses) else first
+    if judged_again(first, misses):
+        return rejudge(first, misses, attempt)
+    if maybe_flaky(first):
+        return rejudge_flaky(first, lambda: attempt()[0])
+    return first
 
 
 def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
@@ -299,6 +310,47 @@ def rejudge(first: CheckResult, misses: Sequence[timing.Miss],
         "first": _attempt(first, misses),
         "rerun": _attempt(second, misses2),
     })
+
+
+def maybe_flaky(r: CheckResult) -> bool:
+    """A failure that may be intermittent: a fixed check's failure whose reproducer, replayed on
+    a fresh subject, did not show it (``reproduced: "did not reproduce"``), or a model check
+    whose every finding did not (a pass re-judged by replay). It is run again alone before it
+    counts (:func:`rejudge_flaky`)."""
+    if r.outcome is Outcome.FAIL:
+        return r.reproduced == NOT_REPRODUCED
+    return (r.outcome is Outcome.PASS and r.rejudged is not None
+            and r.rejudged.get("by") == "replay" and "alone" not in r.rejudged)
+
+
+def rejudge_flaky(first: CheckResult, again: Callable[[], CheckResult]) -> CheckResult:
+    """Run the case of a :func:`maybe_flaky` result again alone (the caller makes sure nothing
+    else runs) and judge it by both observations:
+
+    - a fixed check: the re-run passes → ``flaky`` (the failing observation kept, with its
+      reproducer; ``rejudged`` ``by: "rerun"`` holds both); it fails again → a FAIL
+      (``repeated``), whatever its replay said: a failure every time is a failure;
+    - a model check (its findings already replayed on fresh subjects without showing again):
+      the re-run alone passes or again finds only what does not reproduce → ``flaky``
+      (``rejudged`` ``by: "replay"`` gains ``alone``); it finds a verified disagreement → that
+      FAIL (``repeated``).
+
+    ``flaky`` fails the run only under ``--fail-on-flaky``."""
+    second = again()
+    alone = _attempt(second, [])
+    if first.outcome is Outcome.FAIL:  # a fixed check
+        repeated = second.outcome is not Outcome.PASS or (
+            second.rejudged is not None and second.rejudged.get("by") == "replay")
+        record = {"by": "rerun", "repeated": repeated, "first": _attempt(first, []),
+                  "rerun": alone}
+        return dataclasses.replace(first, outcome=Outcome.FAIL if repeated else Outcome.FLAKY,
+                                   rejudged=record)
+    record = {**(first.rejudged or {}), "alone": alone}
+    if second.outcome is Outcome.FAIL and second.reproduced != NOT_REPRODUCED:
+        return dataclasses.replace(second, rejudged={**record, "repeated": True})
+    first_seen = (first.rejudged or {}).get("first") or {}
+    return dataclasses.replace(first, outcome=Outcome.FLAKY, rejudged={**record, "repeated": False},
+                               message=first.message or str(first_seen.get("message") or ""))
 
 
 def _start_only(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
@@ -520,6 +572,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     started = time.monotonic()
     results: list[CheckResult] = []
     on_time: list[tuple[Case, CheckResult, list[timing.Miss]]] = []
+    intermittent: list[tuple[Case, CheckResult]] = []
 
     def publish(r: CheckResult) -> None:
         results.append(r)
@@ -543,6 +596,9 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 return
             if judged_again(r, misses):  # judged again, alone, once the run is over
                 on_time.append((case, r, misses))
+                return
+            if maybe_flaky(r):  # run again alone once the run is over: flaky or a failure
+                intermittent.append((case, r))
                 return
             gate(r)
 
@@ -584,6 +640,14 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                             started_badly[case.subject.name] = r
                     with lock:
                         gate(r)
+                # Failures whose reproducer did not reproduce: each run again alone; one that
+                # passes then is flaky (an intermittent failure), one that fails again a FAIL.
+                for case, first in intermittent:
+                    if stopping.is_set():
+                        break
+                    r = rejudge_flaky(first, functools.partial(_result_of, again, case))
+                    with lock:
+                        gate(r)
             except BaseException:
                 stopping.set()
                 for f in futures:
@@ -606,6 +670,11 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
     return RunSummary(plan, results, round(time.monotonic() - started, 3), strict,
                       fail_on_flaky)
+
+
+def _result_of(again: Callable[[Case], tuple[CheckResult, list[timing.Miss]]],
+               case: Case) -> CheckResult:
+    return again(case)[0]
 
 
 def _harness_error(case: Case, e: Exception) -> CheckResult:

@@ -62,19 +62,22 @@ def test_reproducers_resting_on_time_or_pids_are_judged_by_what_matters(
 def test_a_model_check_whose_findings_did_not_reproduce_is_re_judged_not_failed() -> None:
     """Issue 21's rule in the bash model check: the subject loses one answer's output (OpenHands'
     "Previous command outputs are truncated" notice and nothing else) in the first instance of
-    the case only. The run sees the disagreement, the replay on a fresh subject does not: no
-    FAIL, a pass that says so (``rejudged`` by replay, in every report format)."""
+    the case only. The run sees the disagreement, the replay on a fresh subject does not, and
+    the check run again alone finds again only what does not reproduce: no FAIL, ``flaky``
+    (issue 36: an intermittent failure, not blocking by default), with the re-judging
+    (``rejudged`` by replay, ``alone``: the re-run) in every report format."""
     from conformance.results import rejudged_note
 
     check = "bash.model.agrees_with_session_model"
     r = _run("once_bash_loses_output", [check])[check]
-    assert r.outcome is Outcome.PASS, r.message
+    assert r.outcome is Outcome.FLAKY, (r.message, r.rejudged)
     assert r.rejudged is not None and r.rejudged["by"] == "replay", r.rejudged
-    assert r.rejudged["repeated"] is False
+    assert r.rejudged["repeated"] is False and "alone" in r.rejudged
     assert r.rejudged["first"]["outcome"] == "fail" and r.rejudged["rerun"]["outcome"] == "pass"
     assert "1 disagreement(s)" in r.rejudged["first"]["message"]
     note = rejudged_note(r.rejudged)
     assert note.startswith("re-judged by replay") and "did not show it again" in note
+    assert "flaky: an intermittent failure" in note
     assert "/tmp" not in note  # relativized like the rest of the result
 
 

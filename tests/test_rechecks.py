@@ -138,7 +138,9 @@ def test_a_loop_failure_that_does_not_repeat_is_labelled_so(tmp_path: Path) -> N
     path = _fresh_copy("once_loop_drops_tool_result.py", tmp_path)
     r = _one(runner.run([loop_subject(f"{path}:loop")], checks=[SEVERAL], jobs=1).results,
              SEVERAL)
-    assert r.outcome is Outcome.FAIL and r.reproduced == NOT_REPRODUCED, r.message
+    # It fails once: its check, run again alone, passes too: flaky (issue 36), not FAIL.
+    assert r.outcome is Outcome.FLAKY and r.reproduced == NOT_REPRODUCED, r.message
+    assert r.rejudged is not None and r.rejudged["rerun"]["outcome"] == "pass"
     assert reproducer_verification(r.to_json())[0].startswith("Reproducer did not reproduce"), r
 
 
@@ -165,7 +167,9 @@ def test_a_worker_failure_that_does_not_repeat_is_labelled_so(tmp_path: Path) ->
     path = _fresh_copy("once_worker_error_not_flagged.py", tmp_path)
     r = _one(runner.run([worker_subject(f"{path}:serve")], checks=[FLAGGED], jobs=1).results,
              FLAGGED)
-    assert r.outcome is Outcome.FAIL and r.reproduced == NOT_REPRODUCED, r.message
+    # It fails once: its check, run again alone, passes too: flaky (issue 36), not FAIL.
+    assert r.outcome is Outcome.FLAKY and r.reproduced == NOT_REPRODUCED, r.message
+    assert r.rejudged is not None and r.rejudged["rerun"]["outcome"] == "pass"
 
 
 def test_every_catalog_check_of_these_families_verifies_its_failures() -> None:

@@ -121,6 +121,8 @@ class ConformanceItem(pytest.Item):
         extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
         if self.startup_timeout is not None:
             extra += ["--startup-timeout", f"{self.startup_timeout:g}"]
+        if self.fail_on_flaky:
+            extra.append("--fail-on-flaky")
         return rerun_command({"argv": ["run", *extra], "strict": self.strict,
                               "fail_on_flaky": self.fail_on_flaky},
                              self.subject.info.to_json(), self.check.id)
