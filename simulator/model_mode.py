@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from .cassette import Cassette
+from .differences import Difference, first_difference
 from .errors import invalid_request
 from .http import SimRequest, SimResponse
 from .matchers import (
@@ -90,13 +91,40 @@ def _explain_opening(recorded: MatchRequest, incoming: MatchRequest) -> list[str
             "one text block, cache_control ignored)"]
 
 
-OPENING = Matcher("opening", _opening_key, "system prompt and first message (model mode)")
+def _diff_opening(key: Any) -> Any:
+    """Where two openings first differ, named ``system`` or ``messages[0]``."""
+    def diff(recorded: MatchRequest, incoming: MatchRequest) -> Difference | None:
+        (rs, rf), (s, f) = key(recorded), key(incoming)
+        return first_difference(rs, s, "system") or first_difference(rf, f, "messages[0]")
+    return diff
+
+
+def _diff_turns(recorded: MatchRequest, incoming: MatchRequest) -> Difference | None:
+    """Where the later turns first differ: ``messages[N]`` (its role and call ids)."""
+    rec, inc = _turns_key(recorded), _turns_key(incoming)
+    for n, (a, b) in enumerate(zip(rec, inc, strict=False), 1):
+        if a != b:
+            return Difference(f"messages[{n}]", {"role": a[0], "ids": a[1]},
+                              {"role": b[0], "ids": b[1]})
+    k = min(len(rec), len(inc))
+    if len(rec) > k:
+        return Difference(f"messages[{k + 1}]", {"role": rec[k][0], "ids": rec[k][1]}, None,
+                          "received")
+    if len(inc) > k:
+        return Difference(f"messages[{k + 1}]", None, {"role": inc[k][0], "ids": inc[k][1]},
+                          "recorded")
+    return None
+
+
+OPENING = Matcher("opening", _opening_key, "system prompt and first message (model mode)",
+                  diff=_diff_opening(_opening_key))
 OPENING_TOLERANT = Matcher(
     "opening.tolerant", _tolerant_opening_key,
     "system prompt and first message as content blocks: a string as one text block, "
-    "cache_control ignored (model mode)", explain=_explain_opening)
+    "cache_control ignored (model mode)", explain=_explain_opening,
+    diff=_diff_opening(_tolerant_opening_key))
 TURNS = Matcher("turns", _turns_key,
-                "role and tool call ids of every later message (model mode)")
+                "role and tool call ids of every later message (model mode)", diff=_diff_turns)
 
 MODEL_MODE_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, TOOLS, OPENING, TURNS)
 MODEL_MODE_TOLERANT_MATCHERS: tuple[Matcher, ...] = (METHOD, PATH, TOLERANT_TOOLS,

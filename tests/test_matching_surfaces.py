@@ -90,6 +90,8 @@ def test_model_mode_opening_takes_a_string_or_one_text_block() -> None:
     body_exact["tools"] = c.exchanges[0].request["body"]["tools"]
     assert post(exact, body_exact).status == 400  # the opening compared verbatim
     assert exact.shared.mismatches[0].matcher == "opening"
+    # the one-line difference names the first message's content (issue 37)
+    assert exact.shared.mismatches[0].line.startswith("messages[0].content: recorded \"")
     tolerant = ModelModeHandler(load_cassettes(PTC), matchers="tolerant")
     resp = post(tolerant, body)
     assert resp.status == 200, resp.body
