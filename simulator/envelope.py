@@ -61,7 +61,8 @@ from typing import Any
 from .stream_blocks import streams_deltas
 
 #: After how many deltas of the first block the first ping comes (None: no ping), by number
-#: of live streams [3P: real_traffic, streams whose first block streams deltas].
+#: of live streams [3P: real_traffic, streams whose first block streams deltas]: one end of
+#: :data:`LIVE`'s ranges (the fresh sets of issues 25 and 40 the other).
 FIRST_PING_AFTER_DELTAS: Mapping[int | None, int] = {0: 96, 1: 6, 2: 21, None: 7}
 #: Probability that a ping follows an event after the first ping [3P: 18 / 7,291].
 EXTRA_PING_RATE = 18 / 7291
@@ -212,11 +213,6 @@ def draw_line_endings(rng: random.Random, profile: EnvelopeProfile = LIVE,
     first, data = rng.choice(endings), rng.choice(endings)
     blank = rng.choice([e for e in endings if not (data == b"\r" and e == b"\n")])
     return first, data, blank
-
-
-def first_ping_after(rng: random.Random) -> int | None:
-    keys = list(FIRST_PING_AFTER_DELTAS)
-    return rng.choices(keys, weights=[FIRST_PING_AFTER_DELTAS[k] for k in keys])[0]
 
 
 def _first_ping_plan(rng: random.Random, profile: EnvelopeProfile) -> tuple[int | None, int]:

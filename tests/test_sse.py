@@ -75,7 +75,7 @@ def test_synthesized_stream_grammar_and_block_events() -> None:
     names = [e.event for e in events]
     assert names[:2] == ["message_start", "content_block_start"]
     # The first ping (if any) as live streams send it: after the first block's start or after
-    # its first or second delta (simulator.envelope.FIRST_PING_AFTER_DELTAS).
+    # its first or second delta (simulator.envelope.LIVE).
     if "ping" in names:
         assert names.index("ping") in (2, 3, 4)
         assert set(names[2:names.index("ping")]) <= {"content_block_delta"}
