@@ -58,8 +58,8 @@ def test_a_failure_every_time_stays_fail(name: str) -> None:
         assert rejudged_note(r.rejudged).endswith("the failure repeats")
 
 
-def _flaky_record(**over: object) -> CheckResult:
-    return CheckResult(CHECK, "s", "bash_20250124", "bash", "MUST", Outcome.FLAKY,
+def _flaky_record(subject: str = "s") -> CheckResult:
+    return CheckResult(CHECK, subject, "bash_20250124", "bash", "MUST", Outcome.FLAKY,
                        message="the working directory did not persist", reproducer=[
                            {"command": "cd x"}], reproduced=NOT_REPRODUCED,
                        rejudged={"by": "rerun", "repeated": False,
@@ -67,7 +67,7 @@ def _flaky_record(**over: object) -> CheckResult:
                                            "message": "the working directory did not persist",
                                            "misses": []},
                                  "rerun": {"outcome": "pass", "duration": 0.5, "message": "",
-                                           "misses": []}}, **over)  # type: ignore[arg-type]
+                                           "misses": []}})
 
 
 @pytest.mark.parametrize("fail_on_flaky", [False, True])
@@ -158,3 +158,44 @@ def test_the_flag_reaches_results_and_rerun_lines(tmp_path: Path, monkeypatch: p
     printed = capsys.readouterr().out
     assert code == 1, printed
     assert "rerun: tooluse run" in printed and "--fail-on-flaky" in printed
+
+
+def test_matrix_cells_say_flaky_and_not_run(tmp_path: Path) -> None:
+    """The matrix keeps both verdicts as cells of their own: flaky (with both observations and
+    the rerun line) counted where the check applies but never as a failure; not-run left out of
+    the review counts."""
+    from conformance.matrix.config import SubjectEntry
+    from conformance.matrix.execute import ColumnRun
+    from conformance.matrix.model import build_matrix, validate_matrix
+    from conformance.matrix.render_html import render_html
+    from conformance.matrix.render_md import render_markdown
+    from conformance.reports.results_file import new_document, result_record
+    from conformance.results import RunInfo, SubjectInfo
+
+    columns = []
+    for name, outcome in (("racy", Outcome.FLAKY), ("dead", Outcome.NOT_RUN)):
+        doc = new_document(RunInfo(subjects=[SubjectInfo(name, "bash", "bash_20250124",
+                                                         f"cmd:{name}")],
+                                   argv=["run", "--bash-cmd", name, "--name", name]))
+        r = (_flaky_record(subject=name) if outcome is Outcome.FLAKY else CheckResult(
+            CHECK, name, "bash_20250124", "bash", "MUST", outcome,
+            message="the subject did not start: boom"))
+        doc["results"].append(result_record(r))
+        doc["run"]["complete"] = True
+        columns.append(ColumnRun(SubjectEntry(name, "bash", "bash_20250124", command=name),
+                                 "ran", results=doc))
+    matrix = build_matrix(columns, out_root=tmp_path, config="m.toml", generated_at="now",
+                          duration=1.0, patterns=[CHECK])
+    validate_matrix(matrix)
+    [row] = matrix["checks"]
+    racy, dead = row["cells"]["racy"], row["cells"]["dead"]
+    assert racy["outcome"] == "flaky" and "re-run alone after the run: pass" in racy["rejudged"]
+    assert racy["reproducer"] and racy["rerun"].endswith(f"--check {CHECK}")
+    assert dead["outcome"] == "not-run" and "did not start" in dead["message"]
+    assert row["counts"]["fail"] == 0 and row["counts"]["applies"] == 1 and not row["review"]
+    md = render_markdown(matrix)
+    assert f"| `{CHECK}` | MUST | flaky ⏱ | not run | 0/1 |" in md, md
+    assert f"- FLAKY `{CHECK}` (MUST)" in md
+    html = render_html(matrix)
+    assert "<td class=flaky><details><summary>flaky</summary>" in html
+    assert "<td class=not-run><details><summary>not run</summary>" in html
