@@ -164,13 +164,40 @@ class RunSummary:
         for s in self.plan.subjects:
             mine = [r for r in self.results if r.subject == s.name]
             if mine and all(r.outcome is Outcome.NOT_RUN or is_start_failure(r) for r in mine):
-                out[s.name] = mine[0].message
+                # the start failure itself, not a case that was not started after it
+                out[s.name] = next((r.message for r in mine if NOT_STARTED_AGAIN not in r.message),
+                                   mine[0].message)
         return out
 
 
 #: How :func:`run_case` words a result of a subject that did not get through start-up.
 START_FAILURES = ("the subject did not start: ", "the subject failed its first call, at start-up",
                   "the subject did not answer its first call within")
+
+
+#: Start failures that starting the subject again cannot change (it exited, answered something
+#: that is not an answer, or read its input and answered nothing): once one is seen before the
+#: subject started in any case, its other cases are not started (``not-run`` at once).
+DEFINITIVE_START_FAILURES = ("exited at start", "exited while answering", "is not running",
+                             "answer is not JSON", "answer has no \"content\"",
+                             "unexpected first line", "the subject factory failed",
+                             "no output at all")
+
+
+NOT_STARTED_AGAIN = "not started again after its start failed for"
+
+
+def is_definitive_start_failure(r: CheckResult) -> bool:
+    return is_start_failure(r) and any(w in r.message for w in DEFINITIVE_START_FAILURES)
+
+
+def not_started(case: Any, first: CheckResult) -> CheckResult:
+    """The result of a case not started because its subject's start failed for good in another
+    case (:data:`DEFINITIVE_START_FAILURES`): a start failure, so the gate makes it ``not-run``."""
+    return CheckResult(case.check.id, case.subject.name, case.subject.tool_type,
+                       case.check.family, case.check.severity.value, Outcome.FAIL,
+                       message=f"the subject did not start: {NOT_STARTED_AGAIN} "
+                               f"{first.check_id}: {first.message}")
 
 
 def is_start_failure(r: CheckResult) -> bool:
@@ -579,11 +606,18 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         _emit(hooks, "on_check_finished", r)
 
     gate = _StartGate(publish)
+    #: Subjects whose start failed for good before they started in any case -> that result.
+    doomed: dict[str, CheckResult] = {}
 
     def one(case: Case) -> None:
         if stopping.is_set():
             return
         with lock:
+            first = doomed.get(case.subject.name)
+            if first is not None:  # its start failed for good: this case is not started
+                _emit(hooks, "on_check_started", case.check.id, case.subject.name)
+                gate(not_started(case, first))
+                return
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
         try:
             r, misses = run_case_timed(case.subject, case.check, timeout=timeout,
@@ -594,6 +628,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         with lock:
             if stopping.is_set():
                 return
+            if case.subject.name not in gate.started and is_definitive_start_failure(r):
+                doomed.setdefault(case.subject.name, r)
             if judged_again(r, misses):  # judged again, alone, once the run is over
                 on_time.append((case, r, misses))
                 return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from typing import TextIO
@@ -26,6 +27,9 @@ from conformance.results import CheckResult, RunInfo
 __all__ = ["MODES", "Mode", "Progress"]
 #: How often the ``counter`` mode prints (seconds).
 EVERY = 5.0
+#: The longest a ``counter`` log stays silent while a run goes on (seconds): a run whose cases
+#: all wait (on start-up, on deadlines) still says it is alive.
+HEARTBEAT = 10.0
 
 
 class Progress:
@@ -46,6 +50,9 @@ class Progress:
         self.current = ""
         self._drawn = False
         self._started = self._printed = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     @property
     def enabled(self) -> bool:
@@ -54,6 +61,21 @@ class Progress:
     def on_run_started(self, run: RunInfo) -> None:
         self.planned = run.planned
         self._started = self._printed = time.monotonic()
+        if self.mode == "counter" and self._beat is None:
+            self._stop.clear()
+            self._beat = threading.Thread(target=self._heartbeat, name="tooluse-progress",
+                                          daemon=True)
+            self._beat.start()
+
+    def _heartbeat(self) -> None:
+        """In ``counter`` mode: a line when nothing was printed for :data:`HEARTBEAT` seconds."""
+        while not self._stop.wait(1.0):
+            now = time.monotonic()
+            with self._lock:
+                if now - self._printed >= HEARTBEAT:
+                    self._printed = now
+                    self._write(f"tooluse run: {self.line(with_current=False)}, "
+                                f"{now - self._started:.0f} s (running)\n")
 
     def on_check_started(self, check_id: str, subject: str) -> None:
         if self.mode == "bar":
@@ -70,12 +92,17 @@ class Progress:
                         f"{result.check_id}  [{result.subject}]  {result.duration:.2f}s\n")
         elif self.mode == "counter":
             now = time.monotonic()
-            if now - self._printed >= self.every:
-                self._printed = now
-                self._write(f"tooluse run: {self.line(with_current=False)}, "
-                            f"{now - self._started:.0f} s\n")
+            with self._lock:
+                if now - self._printed >= self.every:
+                    self._printed = now
+                    self._write(f"tooluse run: {self.line(with_current=False)}, "
+                                f"{now - self._started:.0f} s\n")
 
     def on_run_finished(self, *, complete: bool) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=2)
+            self._beat = None
         if self.mode == "off":
             return
         if self._drawn:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.session import ToolResult
-from conformance.subjects import sandbox
+from conformance.subjects import sandbox, silence
 from conformance.subjects.forkserver import ForkServer, run_root
 from conformance.subjects.isolation import (
     Deadline,
@@ -63,6 +63,8 @@ STDERR_NOTE = 1500
 STDERR_BATCH = 16 * 1024
 STDERR_PAUSE = 0.01
 _EOF = object()
+#: The readiness call saw the subject wait on its input with nothing answered (silence.py).
+_SILENT = object()
 #: A subject still running this many times the close grace after its input was closed is a fault
 #: (it would never exit); one that exits between the grace and this is a note.
 NEVER_EXITS = 3
@@ -307,7 +309,7 @@ class ProcessSession:
         probe = readiness_input(self.tool_type, self.workdir)
         if probe is not None:
             seen = len(self.faults)
-            r = self._send(probe, timeout, what="readiness")
+            r = self._send(probe, timeout, what="readiness", watch_silence=True)
             faults = self.faults[seen:]
             del self.faults[seen:]
             if faults:
@@ -337,7 +339,32 @@ class ProcessSession:
             wait = min(wait, case_left)
         return self._send(tool_input, wait)
 
-    def _send(self, tool_input: dict[str, Any], wait: float, what: str = "call") -> ToolResult:
+    def _watching_silence(self) -> Any:
+        """``_next_line`` for the readiness call, which also gives up (returning ``_SILENT``)
+        once the subject is seen waiting on its input, nothing answered, for
+        :data:`silence.SETTLE` seconds in a row (:mod:`conformance.subjects.silence`)."""
+        since: list[float] = []  # when it was first seen waiting (empty: it is not)
+
+        def attempt(window: float) -> Any:
+            end = time.monotonic() + window
+            while (left := end - time.monotonic()) > 0:
+                line = self._next_line(min(0.25, left))
+                if line is not None:
+                    return line
+                assert self.proc.stdin is not None
+                pids = [self.proc.pid] + ([p.pid for p in descendants(self.proc.pid)]
+                                          if processes_supported() else [])
+                if silence.waiting_on_input(pids, self.proc.stdin.fileno()):
+                    since[:] = since or [time.monotonic()]
+                    if time.monotonic() - since[0] >= silence.SETTLE:
+                        return _SILENT
+                else:
+                    since.clear()
+            return None
+        return attempt
+
+    def _send(self, tool_input: dict[str, Any], wait: float, what: str = "call",
+              watch_silence: bool = False) -> ToolResult:
         start = time.monotonic()
         if self._closed:
             return self._fault(f"{self.label} is not running (closed)")
@@ -355,8 +382,14 @@ class ProcessSession:
             return self._fault(f"{self.label} stopped reading its input ({e}){self._stderr_note()}")
         # Judged fairly: the deadline grows by the load measured while waiting (timing.py).
         patience = Patience(wait, what, process_starvation(self.proc.pid))
-        line = patience.wait(self._next_line)
+        line = patience.wait(self._watching_silence() if watch_silence else self._next_line)
         elapsed = time.monotonic() - start
+        if line is _SILENT:  # it read the input and waits for more: its answer is held back
+            self._kill()
+            self._drain_stderr(0.5)
+            r = self._fault(f"{silence.HINT}{self._stderr_note()}")
+            r.elapsed = elapsed
+            return r
         if line is None:
             self._kill()
             self._drain_stderr(0.5)
