@@ -165,7 +165,9 @@ def test_a_model_is_added_by_option_or_environment(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize(("model", "day", "refused"), [
-    ("claude-3-5-sonnet-latest", "2025-10-21", False), ("claude-3-5-sonnet-latest", "2025-10-22", True),
+    # Sonnet 3.5: documented for 2025-10-22, served live on 2025-10-28 (the evidence wins)
+    ("claude-3-5-sonnet-latest", "2025-10-21", False), ("claude-3-5-sonnet-latest", "2025-10-28", False),
+    ("claude-3-5-sonnet-latest", "2025-10-29", True),
     ("claude-3-5-sonnet-latest", "2025-11-05", True), ("claude-3-5-sonnet-20241022", "2026-12-02", True),
     ("claude-3-7-sonnet-latest", "2026-02-18", False), ("claude-3-7-sonnet-20250219", "2026-02-19", True),
     ("claude-3-5-haiku-latest", "2026-03-01", True), ("claude-sonnet-4-5", "2030-01-01", False)])
