@@ -220,6 +220,15 @@ def _setup_as_written(ctx: Context, c: Convention) -> None:
     s.script = script
 
 
+def _pre_empty_command(ctx: Context, c: Convention, tool_input: Any) -> Any:
+    """An empty (or blank) command is run as nothing: a success, with no output or a
+    placeholder."""
+    if (isinstance(tool_input, dict) and tool_input.get("restart") is not True
+            and isinstance(tool_input.get("command"), str) and not tool_input["command"].strip()):
+        return Answered(content=c.p["text"], is_error=False)
+    return tool_input
+
+
 def _pre_history(ctx: Context, c: Convention, tool_input: Any) -> Any:
     """Every command appended to ``$HOME/.bash_history`` (the run's throwaway HOME)."""
     home = os.environ.get("HOME")
@@ -629,6 +638,30 @@ def _post_view(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> 
     return _render_view(ctx, answer, p["numbers"], (p["tabs"], p["tab_size"]))
 
 
+def _post_listing(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> Answer:
+    """The reference's directory listing (a header, the directory, then ``DIR/rel`` per entry)
+    shown as relative paths, or as names indented by depth."""
+    path = _editor_path(ctx, tool_input)
+    if (_command(tool_input) != "view" or answer["is_error"] or path is None
+            or not isinstance(answer["content"], str) or not path.is_dir()):
+        return answer
+    text, sep, rest = answer["content"].partition(_CLIPPED)
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return answer
+    prefix = lines[1].rstrip("/") + "/"
+    entries = lines[2:]
+    if not all(e.startswith(prefix) for e in entries):
+        return answer
+    rels = [e[len(prefix):] for e in entries]
+    if c.choice == "relative paths":
+        shown = rels
+    else:
+        shown = ["  " * rel.rstrip("/").count("/") + rel.rstrip("/").rsplit("/", 1)[-1]
+                 + ("/" if rel.endswith("/") else "") for rel in rels]
+    return _with_text(answer, "\n".join([f"{tool_input['path']}:", *shown]) + sep + rest)
+
+
 def _post_view_header(ctx: Context, c: Convention, tool_input: Any, answer: Answer) -> Answer:
     if not _file_view(ctx, tool_input, answer):
         return answer
@@ -715,6 +748,8 @@ AXES: tuple[Axis, ...] = (
     Axis("bash", "command delivery", 9, _one("as written, on lines of their own"),
          setup=_setup_as_written, needs_session=True),
     Axis("bash", "commands", 10, _one("typed into a terminal"), pre=_pre_typed),
+    Axis("bash", "empty command", 8, _one("a success", text=st.sampled_from(
+        ["", "(no output)"])), pre=_pre_empty_command),
     Axis("bash", "history", 11, _one("appended to $HOME/.bash_history"), pre=_pre_history),
     Axis("bash", "stdin", 12, _one("an open pipe: a reader waits for the deadline"),
          pre=_pre_stdin_open, close=_close_stdin_open),
@@ -766,6 +801,9 @@ AXES: tuple[Axis, ...] = (
         st.sampled_from([1, 2, 4, 8])).map(
         lambda t: ("rendered", (("numbers", t[0]), ("tab_size", t[2]), ("tabs", t[1])))),
          post=_post_view),
+    Axis("editor", "directory listing", 35, st.sampled_from(
+        ["relative paths", "names indented by depth"]).flatmap(lambda ch: _one(ch)),
+         post=_post_listing),
     Axis("editor", "view header", 31, st.sampled_from(["cat -n header", "file tag"]).flatmap(
         lambda ch: _one(ch)), post=_post_view_header),
     Axis("editor", "error texts", 32, st.sampled_from(["reworded", "tagged"]).flatmap(
