@@ -183,6 +183,13 @@ BASES: dict[str, Basis] = {
     # --- seed 001: text editor (Indonesian) ---
     "editor.paths.never_executed_by_directory_view": Basis(*_SECURITY_001, rule=_CODE),
     "editor.paths.never_executed_by_file_commands": Basis(*_SECURITY_001, rule=_CODE),
+    "editor.paths.relative_paths": Basis(
+        "path: Path ke file atau direktori yang akan dilihat",
+        "path: The path to the file or directory to view",
+        "a convention the docs leave open (INFO): the seed's own examples use relative paths "
+        "(\"primes.py\", \"src/\", \"test_primes.py\") and no sentence requires absolute "
+        "ones; a tool that takes only absolute paths refuses them with an error, which loses "
+        "nothing"),
     "editor.paths.outside_workdir_refused": Basis(
         "Validasi path file untuk mencegah directory traversal",
         "Validate file paths to prevent directory traversal"),
@@ -248,6 +255,18 @@ BASES: dict[str, Basis] = {
         "indentasi)",
         "old_str: The text to replace (must match exactly, including whitespace and "
         "indentation)"),
+    "editor.undo_edit.restores_crlf": Basis(
+        "Perintah undo_edit memungkinkan Claude untuk mengembalikan pengeditan terakhir yang "
+        "dibuat pada file.",
+        "The undo_edit command lets Claude revert the last edit made to the file.",
+        _DATA + " (an undo that gives the file back with its line ends translated reverts "
+        "the edit and changes every other line)"),
+    "editor.undo_edit.restores_tabs": Basis(
+        "Perintah undo_edit memungkinkan Claude untuk mengembalikan pengeditan terakhir yang "
+        "dibuat pada file.",
+        "The undo_edit command lets Claude revert the last edit made to the file.",
+        _DATA + " (an undo that gives the file back with its tabs expanded reverts the edit "
+        "and changes every indented line)"),
     "editor.undo_edit.restores_previous_content": Basis(
         "Perintah undo_edit memungkinkan Claude untuk mengembalikan pengeditan terakhir yang "
         "dibuat pada file.",

@@ -10,7 +10,8 @@ with placeholders:
 - ``$HOME`` and ``$TMPDIR``: the throwaway home and temporary directories the subject was given.
 
 The placeholders stay in absolute form (``$TOOLUSE_WORKDIR/notes.txt``, not ``./notes.txt``) on
-purpose: the suite sends absolute paths, and the text editor tool accepts nothing else. To replay
+purpose: the suite sends absolute paths, and some text editor tools accept nothing else (seed
+001's examples use relative ones; ``editor.paths.relative_paths`` reports which). To replay
 a reproducer, make an empty directory and substitute it for the placeholder in every string
 (:func:`materialize` does that), then send the inputs in order; files a check planted are part
 of the reproducer as ``create`` inputs (see ``conformance.checks.editor_support.reproducer``).

@@ -11,7 +11,7 @@ from conformance.catalog import CATALOG, Severity
 
 MODEL_CHECK = "editor.model.agrees_with_reference_model"
 UNDER_RUNNER = {"TextModeIO", "ErrorsAsSuccess", "RaisesOnBadInput", "ShellDirectoryView",
-                "OneLevelUndo", "BinaryViewExits"}
+                "UndoSucceedsWithoutRestoring", "BinaryViewExits"}
 
 
 @pytest.mark.parametrize("b", BROKEN, ids=lambda b: b.name)

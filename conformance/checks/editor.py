@@ -2,7 +2,7 @@
 
 One module per area: ``editor_view`` (view, view_range, directories, max_characters),
 ``editor_edit`` (str_replace, create, insert, undo_edit), ``editor_errors``, ``editor_bytes``
-(nothing outside the edited span changes), ``editor_paths`` (metacharacters, outside paths) and
+(nothing outside the edited span changes), ``editor_paths`` (metacharacters, outside paths), ``editor_undo`` (undo on tabs and CRLF) and
 ``editor_stateful`` (the model-based check).
 """
 
@@ -14,5 +14,6 @@ from . import (  # noqa: F401  (imported to register their checks)
     editor_errors,
     editor_paths,
     editor_stateful,
+    editor_undo,
     editor_view,
 )

@@ -209,8 +209,10 @@ def insert_text_field(s: ToolSession) -> None:
 
 @check("editor.undo_edit.restores_previous_content", family=FAMILY, severity=Severity.MUST,
        applies_to=tuple(t for t in EDITOR_TYPES if t not in NO_UNDO_TYPES), source=SRC_UNDO,
-       statement="undo_edit reverts the last edit of the file (str_replace, insert), edit by edit.")
-def undo_restores(s: ToolSession) -> None:
+       statement="undo_edit reverts the last edit of the file (str_replace, insert); a second "
+                 "undo_edit reverts the edit before it, or is refused with the file untouched "
+                 "(one level, as seed 001's own .backup design keeps).")
+def undo_restores(s: ToolSession) -> str:
     path = plant(s, "f.txt", THREE)
     r = s.call({"command": "str_replace", "path": path, "old_str": "beta", "new_str": "BETA"})
     setup_success(r, "str_replace before undo_edit", "editor.str_replace.replaces_exactly_one_match")
@@ -221,8 +223,12 @@ def undo_restores(s: ToolSession) -> None:
     expect_success(s, r, "undo_edit after an insert")
     expect_bytes(s, path, after_replace, "undo_edit of the insert")
     r = s.call({"command": "undo_edit", "path": path})
-    expect_success(s, r, "a second undo_edit")
+    if refused(r):
+        # One level (seed 001's backup_file keeps one {file_path}.backup): refused, untouched.
+        expect_bytes(s, path, after_replace, "a refused second undo_edit")
+        return "undo_edit: one level (a second undo refused)"
     expect_bytes(s, path, THREE, "undo_edit of the str_replace")
+    return "undo_edit: several levels"
 
 
 @check("editor.undo_edit.refused_without_undo", family=FAMILY, severity=Severity.SHOULD,

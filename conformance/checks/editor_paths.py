@@ -1,5 +1,6 @@
 """Editor checks of paths: shell metacharacters are plain characters, never run; paths outside the
-working directory are refused.
+working directory are refused; how a relative path is taken is reported (INFO: seed 001's own
+examples write ``"path": "primes.py"``, and no sentence requires or forbids either way).
 
 A directory view that shells out with the path interpolated (``find {path} -maxdepth 2``) is a
 real bug found in published editors: the payload paths below create a marker file when any shell
@@ -19,6 +20,7 @@ from .editor_support import (
     FAMILY,
     SRC_COMMANDS,
     SRC_SECURITY,
+    SRC_VIEW,
     expect_bytes,
     expect_success,
     fail,
@@ -182,3 +184,19 @@ def outside_refused(s: ToolSession) -> None:
                  documented="no file written", watch=watch)
     finally:
         shutil.rmtree(outside, ignore_errors=True)
+
+
+@check("editor.paths.relative_paths", family=FAMILY, severity=Severity.INFO,
+       applies_to=EDITOR_TYPES, source=SRC_VIEW,
+       statement="reports how a relative path (as seed 001's own examples write them: "
+                 "\"primes.py\") is taken: resolved against the working directory, or refused "
+                 "(absolute paths only); both are conformant.")
+def relative_paths(s: ToolSession) -> str:
+    marker = "relative-path-marker-7f3a"
+    plant(s, "relative-probe.txt", f"{marker}\n".encode())
+    r = s.call({"command": "view", "path": "relative-probe.txt"})
+    if refused(r):
+        return "relative paths: refused (absolute paths only)"
+    if marker in r.text:
+        return "relative paths: resolved against the working directory"
+    return "relative paths: answered, not from the working directory (resolved elsewhere)"

@@ -16,7 +16,12 @@ leave a choice open, every documented-compatible outcome is listed and
   ``\n`` (an extra empty line: the vendor's reference); ``insert_line`` = line count + 1 on a
   file ending in ``\n`` may be refused or accepted (a phantom empty last line);
 - ``undo_edit`` of a ``create``: restore what was there before, leave the file as created (editors
-  that record the created text as the first version), or refuse.
+  that record the created text as the first version), or refuse;
+- ``undo_edit`` right after an ``undo_edit``: restore the edit before (several levels), or refuse
+  (one level: seed 001's own design keeps one ``{file_path}.backup``, and "undo_edit" reverts
+  "pengeditan terakhir", the last edit);
+- ``str_replace`` with an empty ``old_str`` on an empty file: replace (seed 001's sample counts
+  matches with ``content.count(old_text)``, which is 1 there) or refuse.
 
 Outcomes that tell these conventions apart carry a ``note`` (topic, variant): the model check
 reports the conventions the subject followed.
@@ -100,6 +105,8 @@ PHANTOM = "insert_line = line count + 1 on a file ending in \\n (or an empty fil
 VIEW_PAST_END = "view_range ending past the last line"
 UNDO_CREATE = "undo_edit of a create"
 CREATE_EXISTING = "create over an existing file"
+UNDO_DEPTH = "undo_edit after an undo_edit"
+EMPTY_OLD_STR = "str_replace of an empty old_str on an empty file"
 
 
 def insert_outcomes(data: bytes, line: int, text: bytes) -> dict[bytes, tuple[str, str] | None]:
@@ -144,6 +151,8 @@ class EditorModel:
     #: Per path: (the content before an edit, the text a ``create`` wrote or None for any other
     #: edit), oldest first.
     undo: dict[str, list[tuple[bytes | None, bytes | None]]] = field(default_factory=dict)
+    #: Per path: undo_edits since its last edit (a second one may be refused: one level).
+    undone: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_undo(self) -> bool:
@@ -177,18 +186,15 @@ class EditorModel:
             stack = self.undo.get(path)
             if not self.has_undo or not stack:
                 return Expectation(path, [err])
-            previous, created = stack[-1]
-            if created is None:
-                return Expectation(path, [Outcome(False, previous, undo="pop")])
-            # "As created" is the text that create wrote, not the file as it is now: after a
-            # later create over it was undone the same way, they differ (the vendor's reference
-            # keeps each created text as a version and writes it back).
-            return Expectation(path, [
-                Outcome(False, previous, undo="pop", note=(UNDO_CREATE, "restores the state "
-                                                                        "before it")),
-                Outcome(False, created, undo="pop", note=(UNDO_CREATE,
-                                                          "leaves the file as created")),
-                Outcome(True, cur, undo="pop", note=(UNDO_CREATE, "refused"))])
+            if self.undone.get(path, 0):
+                # Several levels, or one (the seed's own .backup design): a deeper undo refused.
+                e = self._undo(path, cur, stack)
+                return Expectation(path, [replace(o, note=o.note or (UNDO_DEPTH, "restores the "
+                                                                     "edit before (several "
+                                                                     "levels)"))
+                                          for o in e.outcomes] + [
+                    Outcome(True, cur, undo="clear", note=(UNDO_DEPTH, "refused (one level)"))])
+            return self._undo(path, cur, stack)
         if cur is None:
             return Expectation(path, [err])
         if command == "str_replace":
@@ -196,6 +202,21 @@ class EditorModel:
         if command == "insert":
             return Expectation(path, self._insert(cur, tool_input))
         return Expectation(path, [err])
+
+    def _undo(self, path: str, cur: bytes | None,
+              stack: list[tuple[bytes | None, bytes | None]]) -> Expectation:
+        previous, created = stack[-1]
+        if created is None:
+            return Expectation(path, [Outcome(False, previous, undo="pop")])
+        # "As created" is the text that create wrote, not the file as it is now: after a
+        # later create over it was undone the same way, they differ (the vendor's reference
+        # keeps each created text as a version and writes it back).
+        return Expectation(path, [
+                Outcome(False, previous, undo="pop", note=(UNDO_CREATE, "restores the state "
+                                                                        "before it")),
+                Outcome(False, created, undo="pop", note=(UNDO_CREATE,
+                                                          "leaves the file as created")),
+            Outcome(True, cur, undo="pop", note=(UNDO_CREATE, "refused"))])
 
     def _view(self, cur: bytes, view_range: Any) -> list[Outcome]:
         lines = [x.rstrip(b"\n").decode("utf-8", "replace") for x in lines_of(cur)]
@@ -217,6 +238,11 @@ class EditorModel:
     def _str_replace(self, cur: bytes, tool_input: dict[str, Any]) -> list[Outcome]:
         old = str(tool_input["old_str"]).encode()
         new = str(tool_input.get("new_str") or "").encode()
+        if not old and not cur:
+            # content.count("") is 1 in an empty file: the seed's sample replaces; refusing an
+            # empty old_str is conformant too.
+            return [Outcome(False, new, undo="push", note=(EMPTY_OLD_STR, "replaced")),
+                    Outcome(True, cur, note=(EMPTY_OLD_STR, "refused"))]
         if not old or occurrences(cur, old, overlapping=False) != 1:
             return []
         at = cur.find(old)
@@ -274,8 +300,12 @@ class EditorModel:
         if outcome.undo.startswith("push") and not outcome.error:
             created = outcome.after if outcome.undo == "push-create" else None
             self.undo.setdefault(path, []).append((previous, created))
+            self.undone[path] = 0
         elif outcome.undo == "pop":  # a refused undo of a create drops it too
             self.undo[path].pop()
+            self.undone[path] = self.undone.get(path, 0) + 1
+        elif outcome.undo == "clear":  # one level: nothing older is kept
+            self.undo[path] = []
 
     def plant(self, path: str, data: bytes) -> None:
         """A file written behind the editor's back (no undo entry)."""

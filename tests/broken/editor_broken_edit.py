@@ -118,8 +118,9 @@ class OnlyNewStr(TextEditor):
         self.insert_fields = ("new_str",)
 
 
-class OneLevelUndo(TextEditor):
-    """Remembers only the last edit of each file."""
+class UndoSucceedsWithoutRestoring(TextEditor):
+    """A second undo_edit says it undid the edit before and leaves the file as it is (it keeps
+    one level and reports success for the rest: success for a failure)."""
 
     TARGET = "editor.undo_edit.restores_previous_content"
     TOOL_TYPE = "text_editor_20250124"
@@ -127,6 +128,11 @@ class OneLevelUndo(TextEditor):
     def _write(self, path: Path, data: bytes, previous: bytes) -> None:
         super()._write(path, data, previous)
         self.history[path] = self.history[path][-1:]
+
+    def undo_edit(self, path: Path, raw: str) -> str:
+        if not self.history.get(path):
+            return f"Last edit to {raw} undone successfully."
+        return super().undo_edit(path, raw)
 
 
 class UndoRestoresOriginal(TextEditor):
