@@ -296,15 +296,15 @@ def launch_networked(command: str, workdir: Path, extra: Mapping[str, str] | Non
     folder, which the caller removes; returned), ``TOOLUSE_WORKDIR`` and ``extra`` in its
     environment, ``granted`` as is (the base URL, the environment key). In the sandbox it
     shares the harness's network; everything else is as for tool subjects: read-only root, only
-    its working directory and private HOME writable, own PID namespace, no capabilities, gone
-    with the run."""
+    its working directory, private HOME and private ``/tmp`` (in the HOME folder) writable, own
+    PID namespace, no capabilities, gone with the run."""
     home = Path(tempfile.mkdtemp(prefix=prefix))
     env = {"HOME": str(home), "TMPDIR": str(home), "TOOLUSE_WORKDIR": str(workdir),
            **(extra or {})}
     try:
         started = launch(["/bin/sh", "-c", command], cwd=workdir, env=env, granted=granted,
-                         confinement=confinement, writable=[workdir, home], network=True,
-                         label=label, **popen)
+                         confinement=confinement, writable=[workdir, home], tmp_in=home,
+                         network=True, label=label, **popen)
     except BaseException:
         shutil.rmtree(home, ignore_errors=True)
         raise
