@@ -151,8 +151,9 @@ def _sleep_past_timeout(s: ToolSession) -> ToolResult:
 
 @bash_check("bash.timeout.returns_error_in_time", MUST, TIMEOUTS,
             "A command that runs past the command timeout is answered with an error result within "
-            "the timeout (plus a grace period).")
-def timeout_returns_error(s: ToolSession) -> None:
+            "the timeout (plus a grace period), also when a job that left the shell's process "
+            "group still holds the output.")
+def timeout_returns_error(s: ToolSession) -> str | None:
     r = _sleep_past_timeout(s)
     if r.timed_out:  # judged on time: the replay's answer did not come in time either
         fail(s, f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace (the "
@@ -164,6 +165,35 @@ def timeout_returns_error(s: ToolSession) -> None:
         fail(s, "a command past the timeout was not answered with an error", received=r,
              documented={"is_error": True},
              shows=lambda a: not a.last.is_error and not a.last.timed_out)
+    return _timeout_after_an_escaped_job(s)
+
+
+def _timeout_after_an_escaped_job(s: ToolSession) -> str | None:
+    """A job that left the shell's process group (``setsid cmd &``, its output not redirected)
+    still holds the session's output pipe when a later command runs past the timeout: killing
+    the group does not close the pipe, and a tool that waits for its reader to see end of file
+    before it answers never answers (seed 003's own Python ``execute_with_timeout`` does: its
+    ``with`` block waits for the reader thread). Run on a restarted session, so that what the
+    first timeout left behind is not judged twice; a setup step another check owns that does
+    not work leaves this part unrun (said in the result), the first part judged."""
+    t = token()
+    job = f"setsid sleep {max(60, int(s.timeout * 10))} & echo escaped-{t}"
+    if s.call({"restart": True}).is_error:
+        return "a job that left the process group: not tried (see bash.restart.confirms)"
+    r = run(s, job, deadline=s.timeout + grace_for(s.timeout))
+    if r.timed_out or r.is_error or not has(r, f"escaped-{t}"):
+        return ("a job that left the process group: not tried (see "
+                "bash.session.background_job_does_not_hang)")
+    r = _sleep_past_timeout(s)
+    if r.timed_out:  # judged on time: the replay's answer did not come in time either
+        fail(s, f"after a job that left the shell's process group (`{job}`), a command past the "
+             f"timeout got no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace "
+             f"({waited(r)}; waiting for the output pipe the job still holds?)", received=r,
+             documented={"content": f"Error: command did not finish within {s.timeout:g} "
+                                    "seconds", "is_error": True},
+             reproducer=[{"command": job}, dict(s.history[-1])],
+             shows=lambda a: a.last.timed_out)
+    return None
 
 
 @bash_check("bash.timeout.session_usable_after", MUST, TIMEOUTS,

@@ -54,10 +54,13 @@ tool_result block", 작동 방식 (How it works)):
   the read loop and leaves the rest of the output, the sentinel included, in the pipe for the
   next command: here the pipe is decoded with ``errors="replace"``.
 
-Kept as written although no check reaches it: ``execute_with_timeout``'s ``with`` block waits
-for the reader thread, so a job that left the shell's group (``setsid cmd &``, not redirected)
-and still holds the output pipe when a later command times out keeps the tool waiting. No check
-sends that sequence (issue 36 leaves it open).
+A third bug of the example hangs the tool, so it is fixed too (the calibration rule: hangs are a
+MUST; "Give every command a deadline", 모든 명령에 마감 시간을 주세요, Use command timeouts):
+``execute_with_timeout``'s ``with`` block waits for the reader thread when it ends, and the
+reader reads the old shell's output pipe until end of file. A job that left the shell's process
+group (``setsid cmd &``, its output not redirected) survives ``killpg`` and holds that pipe, so
+a later command past the timeout is never answered. Kept as written, the subject fails
+``bash.timeout.returns_error_in_time``; here the pool is shut down without waiting.
 
 Harness plumbing, not behaviour: the shell starts in the case's directory (``cwd``), the
 deadline is the run's ``--timeout``, and ``close`` stops the process group when the case ends.
@@ -124,7 +127,8 @@ class BashSession:
 def execute_with_timeout(session: BashSession, command: str,
                          timeout: float = 30) -> tuple[str, int | None] | str:
     """Run a command in the session, replacing the session if the command hangs."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # [fix] not `with`: see above
+    try:
         future = pool.submit(session.execute_command, command)
         try:
             return future.result(timeout=timeout)
@@ -133,6 +137,8 @@ def execute_with_timeout(session: BashSession, command: str,
             os.killpg(session.process.pid, signal.SIGKILL)
             session.restart()
             return f"Error: command did not finish within {timeout:g} seconds"
+    finally:
+        pool.shutdown(wait=False)  # [fix] the old reader may wait on a pipe a job still holds
 
 
 def truncate_output(output: str, max_lines: int = 100) -> str:
