@@ -20,6 +20,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -191,3 +192,37 @@ def test_a_known_exception_still_moves_its_check(known: Known | None) -> None:
     got = verdicts(variant, tool_type, checks=[known.check_id])
     assert got.get(known.check_id, ("absent",))[0] == plain(variant.family, tool_type)[
         known.check_id]
+
+
+def test_a_variant_wraps_any_factory(tmp_path: Path) -> None:
+    """``Variant.wrap`` takes any subject factory; the conventions that need the reference's
+    bash session are no-ops on a handler without one, the others apply."""
+    calls: list[object] = []
+
+    def factory(workdir: object, timeout: float = 30.0) -> object:
+        def handler(tool_input: object) -> dict[str, object]:
+            calls.append(tool_input)
+            return {"content": "a\nb\n", "is_error": False}
+        return handler
+
+    variant = Variant("bash", (Convention("bash", "shell exit", "asks for a restart"),
+                               Convention("bash", "frame", "tags"),
+                               Convention("bash", "line ends", "CRLF")))
+    handler = variant.wrap(factory)(tmp_path, timeout=3.0)
+    out = handler({"command": "echo a; echo b"})
+    assert out == {"content": "<returncode>0</returncode>\r\n<output>\r\na\r\nb\r\n\r\n</output>",
+                   "is_error": False}
+    assert calls == [{"command": "echo a; echo b"}]
+    handler.close()
+
+
+@pytest.mark.parametrize("where", ["head", "tail", "middle"])
+def test_truncation_keeps_whole_lines_from_its_end_and_says_so(where: str) -> None:
+    from conformance.properties.conventions import truncated
+
+    text = "\n".join(str(i) for i in range(1, 1001))
+    out = truncated(text, where, 100, 10**6, "bracketed").split("\n")
+    numbers = [int(x) for x in out if x.isdigit()]
+    assert len(numbers) == 100 and any("truncated" in x for x in out)
+    assert {"head": numbers[0] == 1, "tail": numbers[-1] == 1000,
+            "middle": numbers[0] == 1 and numbers[-1] == 1000}[where]
