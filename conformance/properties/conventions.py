@@ -50,7 +50,6 @@ from simulator import registry
 __all__ = ["CONVENTIONS", "Convention", "Variant", "variant_subject", "variants"]
 
 Answer = dict[str, Any]
-Handler = Callable[[Any], Any]
 Factory = Callable[..., Any]
 
 
@@ -76,16 +75,10 @@ class Context:
         return s if all(hasattr(s, a) for a in ("process", "kill", "restart")) else None
 
 
-#: A hook before the call: returns the (possibly changed) input, or an answer that ends the call.
-Pre = Callable[[Context, Any, Any], Any]
-#: A hook after the call: the input and the answer, returns the answer.
-Post = Callable[[Context, Any, Any, Answer], Answer]
-
-
 @dataclass(frozen=True)
 class Convention:
-    """One open convention: its family, axis (one choice per axis in a variant), choice and
-    parameters; the hooks that implement it; the sentence or silence that makes it open."""
+    """One open convention: its family, its axis (the open question; a variant takes one choice
+    per axis), the choice and its parameters. The axis (:data:`AXES`) holds the hooks."""
 
     family: str
     axis: str
@@ -102,6 +95,12 @@ class Convention:
 
     def to_json(self) -> list[Any]:
         return [self.axis, self.choice, [list(kv) for kv in self.params]]
+
+
+#: A hook before the call: the (possibly changed) input, or an :class:`Answered` that ends it.
+Pre = Callable[[Context, Convention, Any], Any]
+#: A hook after the call: given the input as sent to the variant and the answer so far.
+Post = Callable[[Context, Convention, Any, Answer], Answer]
 
 
 # -- shared helpers ---------------------------------------------------------------------------
@@ -725,8 +724,8 @@ class Axis:
     name: str
     order: int
     choices: st.SearchStrategy[tuple[str, tuple[tuple[str, Any], ...]]]
-    pre: Callable[[Context, Convention, Any], Any] | None = None
-    post: Callable[[Context, Convention, Any, Answer], Answer] | None = None
+    pre: Pre | None = None
+    post: Post | None = None
     inner_options: Callable[[Convention], tuple[tuple[str, Any], ...]] = lambda c: ()
     needs_session: bool = False
     close: Callable[[Context], None] | None = None
