@@ -56,6 +56,26 @@ def test_a_flaky_item_passes_with_a_warning_unless_fail_on_flaky(
                                  "*rerun: tooluse run*--fail-on-flaky*"])
 
 
+def test_an_item_whose_subject_never_starts_is_an_error_not_a_failure(
+        pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """Issue 36: the case never ran. The results pytest writes (--tooluse-out) say not-run."""
+    import json
+
+    factory = tmp_path / "needs_config.py"
+    factory.write_text("def make(workdir):\n    raise RuntimeError('no config file found')\n")
+    out = tmp_path / "out"
+    result = pytester.runpytest_inprocess(
+        "--tooluse-bash", f"{factory}:make", "--tooluse-check", "bash.session.cwd_persists",
+        "--tooluse-check", "bash.session.env_persists", "--tooluse-timeout", "3",
+        "--tooluse-out", str(out),
+        "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*ERROR at setup of*", "*no config file found*"])
+    doc = json.loads((out / "results.json").read_text())
+    assert [r["outcome"] for r in doc["results"]] == ["not-run", "not-run"]
+    assert doc["summary"]["fail"] == 0
+
+
 def test_reference_items_pass_and_k_selects(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess(
         "--tooluse-bash", "reference-bash", "--tooluse-check", "bash.session.*", "-k",

@@ -5,7 +5,8 @@
 as usual. Each item runs :func:`conformance.runner.run_case`: a MUST failure (or any harness
 error) fails the item, SHOULD/INFO failures are xfail unless ``--tooluse-strict``, skips skip.
 A flaky result (an intermittent failure) passes with a warning that gives both observations,
-and fails the item like a failure under ``--tooluse-fail-on-flaky``.
+and fails the item like a failure under ``--tooluse-fail-on-flaky``. An item whose subject did
+not start is an error (``ERROR at setup of ...``), not a failure: its case never ran.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class ConformanceItem(pytest.Item):
             kwargs["startup_timeout"] = self.startup_timeout
         result = run_case(self.subject, self.check, confinement=self.confinement, **kwargs)
         self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
+        # The subject did not start: an error of the item, not a failure (plugin.py's report).
+        self.tooluse_not_started = runner.is_start_failure(result)
         self.user_properties.append(("outcome", result.outcome.value))
         if result.rejudged:  # a failure run again at once: both observations, never silent
             from conformance.results import rejudged_note

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -112,6 +112,18 @@ def pytest_configure(config: pytest.Config) -> None:
         from conformance.pytest.report import register
 
         register(config)  # --tooluse-out DIR
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+    """A conformance item whose subject did not start is an error, not a failure: the case
+    never ran (issue 36), as a test whose setup broke (``ERROR at setup of ...``)."""
+    outcome = yield
+    if call.when == "call" and getattr(item, "tooluse_not_started", False):
+        report = outcome.get_result()
+        if report.failed:
+            report.when = "setup"
 
 
 @pytest.hookimpl(tryfirst=True)
