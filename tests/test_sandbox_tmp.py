@@ -43,7 +43,7 @@ def _system_tmp_entries(tag: str) -> set[Path]:
     """What the subjects of one test would leave in the real system temp directory (``tag``:
     in their names, from ``TOOLUSE_TEST_TAG``)."""
     found: set[Path] = set()
-    for pattern in (f"tooluse-tmux-{tag}*", f"bash-tool-{tag}*"):
+    for pattern in (f"tooluse-tmux-{tag}*", f"bash-tool-{tag}*", f"editor-tool-{tag}*"):
         found.update(Path("/tmp").glob(pattern))
     found.update(Path(f"/tmp/tmux-{os.getuid()}").glob(f"tooluse-{tag}*"))
     return found
@@ -73,6 +73,30 @@ def test_a_tool_that_needs_the_system_temp_directory_passes_alike(
     assert bad == {}, bad
     assert len(summary.results) == len(CHECKS) * len(subjects)
     if mode == "required":  # the private /tmp went with each case: nothing in the real one
+        assert left == set(), left
+
+
+@pytest.mark.parametrize("mode", ["required", "off"])
+def test_an_editor_writing_to_tmp_stays_in_its_case(mode: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor escape check: a write to the private /tmp is inside the case, not reported."""
+    if mode == "required" and not (_STATUS.active and processes_supported()):
+        pytest.skip(f"no sandbox here: {_STATUS.reason or 'needs /proc'}")
+    tag = f"e{os.getpid()}x{mode}-"
+    monkeypatch.setenv("TOOLUSE_TEST_TAG", tag)
+    subject = command_subject(f"{sys.executable} {SUBJECTS / 'editor_tmp_writer.py'}",
+                              family="editor", name="editor_tmp_writer")
+    checks = ["editor.sandbox.stays_in_its_case", "editor.view.returns_file_content"]
+    try:
+        summary = runner.run([subject], checks=checks, timeout=3.0, jobs=2,
+                             confinement=Confinement(mode=mode))
+    finally:
+        left = _system_tmp_entries(tag)
+        for p in left:
+            p.unlink(missing_ok=True)
+    assert {r.check_id: r.outcome for r in summary.results} == dict.fromkeys(
+        checks, Outcome.PASS), [r.message for r in summary.results]
+    if mode == "required":
         assert left == set(), left
 
 
