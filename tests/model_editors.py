@@ -8,6 +8,7 @@ imports nothing from the tests, so the runner can load them by path:
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -197,3 +198,30 @@ class WornOut(TextEditor):
         if self.calls > 150 and tool_input.get("command") == "str_replace":
             return {"content": "Error: worn out", "is_error": True}
         return super().__call__(tool_input)
+
+
+class JsonResults(TextEditor):
+    """Conformant: answers every call with a JSON document (an MCP server's structured content
+    passed on as text): ``{"output": "...", "is_error": false}``."""
+
+    TOOL_TYPE = "text_editor_20250429"
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        out = super().__call__(tool_input)
+        return {"content": json.dumps({"output": out["content"], "is_error": out["is_error"]}),
+                "is_error": out["is_error"]}
+
+
+class JsonResultsStaleView(JsonResults):
+    """JSON results and views served from a stale cache: the headline names the line the view
+    did not show, decoded, not a JSON escape."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cache: dict[tuple[Path, str], str] = {}
+
+    def view(self, path: Path, raw: str, view_range: Any) -> str:
+        key = (path, repr(view_range))
+        if key not in self.cache:
+            self.cache[key] = super().view(path, raw, view_range)
+        return self.cache[key]

@@ -119,7 +119,9 @@ def test_conformant_editor_passes_every_should_check(case: tuple[Conformant, str
 
 
 #: What the model check says it saw, for the editors whose convention it names.
-MODEL_OBSERVED = {"SplitLinesInsert": "split on \\n"}
+MODEL_OBSERVED = {"SplitLinesInsert": "split on \\n",
+                  "TabStopsOfFour": "view of a tab: expanded to tab stops of 4",
+                  "TabsAsTwoSpaces": "2 spaces each"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)

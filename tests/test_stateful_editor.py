@@ -116,6 +116,57 @@ def test_undo_of_create_may_keep_the_created_file(tmp_path: Path) -> None:
     assert "undo_edit of a create: leaves the file as created" in report.observed
 
 
+def test_a_json_result_is_read_decoded(tmp_path: Path) -> None:
+    """An MCP editor's structured result (a JSON document as text) shows the lines decoded."""
+    report = _explore(_load(EDITORS, "JsonResults"), "text_editor_20250429", tmp_path)
+    assert report.findings == [], report.findings[0]
+    bad = _explore(_load(EDITORS, "JsonResultsStaleView"), "text_editor_20250429",
+                   tmp_path / "stale")
+    assert bad.findings
+    view = next(f for f in bad.findings if f.key.startswith("view"))
+    # The headline and what was received are the decoded text: no JSON escapes of it.
+    assert view.message.startswith("view did not show the file's line")
+    assert '\\n' not in view.received and '{"output"' not in view.received, view.received
+
+
+def test_headlines_say_what_the_subject_did(tmp_path: Path) -> None:
+    """The headline is a behaviour in the docs' terms, never an escaping difference."""
+    report = _explore(by_name("ReplacesAll").cls, "text_editor_20250429", tmp_path)
+    several = next(f for f in report.findings if "several matches" in f.key)
+    assert several.message.startswith("str_replace accepted an invalid command (the docs ask "
+                                      "for an error: old_str occurs "), several.message
+    report = _explore(by_name("EnsuresFinalNewline").cls, "text_editor_20250429",
+                      tmp_path / "nl")
+    wrong = next(f for f in report.findings if "wrong file content" in f.key)
+    assert "left the wrong file content: line " in wrong.message
+    assert "where the documented result has" in wrong.message, wrong.message
+
+
+def test_the_seeds_sample_conventions_are_in_the_model() -> None:
+    """Seed 001's sample replaces an empty old_str in an empty file (content.count("") is 1),
+    and keeps one .backup (a second undo refused): the model accepts both, and the documented
+    alternatives (refusing; several undo levels)."""
+    from conformance.properties.editor_model import EditorModel
+
+    m = EditorModel("text_editor_20250124", files={"f": b""})
+    e = m.expect({"command": "str_replace", "path": "f", "old_str": "", "new_str": "x"})
+    assert {(o.error, o.after) for o in e.outcomes} == {(False, b"x"), (True, b"")}
+    m.files["g"] = b"ab"
+    e = m.expect({"command": "str_replace", "path": "g", "old_str": "", "new_str": "x"})
+    assert {(o.error, o.after) for o in e.outcomes} == {(True, b"ab")}
+    m = EditorModel("text_editor_20250124", files={"f": b"a\n"})
+    for new in (b"b\n", b"c\n"):
+        m.commit("f", next(o for o in m.expect({"command": "create", "path": "f",
+                                                "file_text": new.decode()}).outcomes
+                           if not o.error))
+    first = m.expect({"command": "undo_edit", "path": "f"})
+    assert all(o.note is None or "after an undo" not in o.note[0] for o in first.outcomes)
+    m.commit("f", first.outcomes[0])
+    second = m.expect({"command": "undo_edit", "path": "f"})
+    assert (True, b"b\n") in {(o.error, o.after) for o in second.outcomes}
+    assert (False, b"a\n") in {(o.error, o.after) for o in second.outcomes}
+
+
 def test_odd_text_is_no_harness_error(tmp_path: Path) -> None:
     report = _explore(_load(EDITORS, "OddText"), "text_editor_20250429", tmp_path,
                       max_examples=10)
