@@ -154,7 +154,8 @@ def test_the_reference_convention_is_reported() -> None:
     from conformance.reference.editor import EDITOR_FACTORIES
 
     ids = {"editor.insert.newline_convention", "editor.insert.rejects_past_end",
-           "editor.errors.documented_texts", "editor.view.binary_file_answered"}
+           "editor.errors.documented_texts", "editor.view.binary_file_answered",
+           "editor.paths.relative_paths"}
     out = run_checks(EDITOR_FACTORIES["text_editor_20250728"], "text_editor_20250728", ids=ids)
     assert {k: v.observed for k, v in out.items()} == {
         "editor.insert.newline_convention": "insert: new_str inserted as written",
@@ -162,4 +163,23 @@ def test_the_reference_convention_is_reported() -> None:
         "editor.errors.documented_texts": "errors: documented texts for view of a missing file, "
                                           "str_replace with no match, str_replace with 3 matches",
         "editor.view.binary_file_answered": "binary files: shown",
+        "editor.paths.relative_paths": "relative paths: resolved against the working directory",
     }
+
+
+class _AbsoluteOnly(TextEditor):
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        path = tool_input.get("path")
+        if isinstance(path, str) and not path.startswith("/"):
+            return {"content": f"Error: {path} is not an absolute path", "is_error": True}
+        return super().__call__(tool_input)
+
+
+def test_relative_paths_are_a_reported_convention_either_way() -> None:
+    """Seed 001's examples use relative paths ("primes.py"); a tool taking absolute paths only
+    is conformant too: INFO, each reported (docs/checks.md, issue 36)."""
+    check = "editor.paths.relative_paths"
+    assert CATALOG[check].severity is Severity.INFO
+    out = run_checks(Conformant("AbsoluteOnly", _AbsoluteOnly).factory("text_editor_20250124"),
+                     "text_editor_20250124", ids={check})[check]
+    assert out.status == "pass" and out.observed == "relative paths: refused (absolute paths only)"
