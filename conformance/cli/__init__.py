@@ -30,6 +30,7 @@ COMMANDS = {
     "lint-tools": "conformance.cli.lint_tools",
     "matrix": "conformance.cli.matrix",
     "fidelity": "conformance.cli.fidelity",
+    "init": "conformance.cli.init",
 }
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
