@@ -41,7 +41,9 @@ EDITOR_EXAMPLES = 8
 #: The plain bash reference, wrapped: ``BashTool`` takes the options a truncation keeps all with.
 BASH_INNER = "conformance.reference.bash:BashTool"
 EDITORS = {s.tool_type: s for s in REFERENCE_SUBJECTS.values() if s.family == "editor"}
-EDITOR_TYPES = ("text_editor_20250124", "text_editor_20250728")
+#: Every editor version the reference implements (undo_edit up to 20250124, max_characters on
+#: 20250728).
+EDITOR_TYPES = tuple(sorted(EDITORS))
 
 @dataclass(frozen=True)
 class Known:
