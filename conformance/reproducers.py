@@ -378,7 +378,7 @@ _REPLAYS = itertools.count()
 
 
 def replay_fresh_subject(session: Any, inputs: list[dict[str, Any]],
-                         setup: list[dict[str, Any]], judge: Callable[[Replayed], bool],
+                         setup: list[dict[str, Any]], judge: Callable[[Replayed], bool | None],
                          *, drive: Callable[[Any, Path], None] | None = None,
                          ) -> bool | None:
     """Replay a reproducer exactly as written, on a fresh instance of ``session``'s subject

@@ -63,7 +63,8 @@ class Again:
 
 
 #: A judge: does the replay show the failure again?
-Judge = Callable[[Again], bool]
+#: A judge of a replay: shown (True), not shown (False), or it cannot tell (None: not verified).
+Judge = Callable[[Again], bool | None]
 
 
 def fail(s: ToolSession, message: str, *, received: Any, documented: Any, shows: Judge,
@@ -96,7 +97,7 @@ def verifier(s: ToolSession, shows: Judge) -> Callable[[list[dict[str, Any]],
             return ""
         printed = relativize_inputs(inputs, case)
 
-        def judge(replayed: Replayed) -> bool:
+        def judge(replayed: Replayed) -> bool | None:
             if len(replayed.results) != len(inputs):
                 return False
             return shows(Again(replayed.results, replayed.workdir, replayed.session, case,

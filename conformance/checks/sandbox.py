@@ -61,14 +61,19 @@ def _kind(escape: str) -> str:
     return escape.split(":", 1)[0]
 
 
-def _tries_again(found: list[str], leaks: bool) -> Callable[[Again], bool]:
+def _tries_again(found: list[str], leaks: bool) -> Callable[[Again], bool | None]:
     """Judge: closed, the replay's subject is found making the first attempt's kind of attempt
     too (where, when and how many are not compared: a fork bomb's count or a write's time
     differs run to run)."""
-    def shows(a: Again) -> bool:
+    def shows(a: Again) -> bool | None:
         a.session.close()
         again = _kept(list(getattr(a.session, "escapes", None) or []), leaks=leaks)
-        return _kind(found[0]) in {_kind(e) for e in again}
+        kind = _kind(found[0])
+        if kind in {_kind(e) for e in again}:
+            return True
+        # Without the sandbox a second read of a credential file may not move its access time
+        # (relatime): the replay cannot tell, which is not "did not reproduce" (not verified).
+        return None if kind in getattr(a.session, "unseen_escapes", frozenset()) else False
 
     return shows
 

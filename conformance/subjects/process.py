@@ -613,6 +613,13 @@ class ProcessSession:
                                 + (f" (held at the sandbox's process limit, {limit})"
                                    if limit else " (no process limit without the sandbox)"))
 
+    @property
+    def unseen_escapes(self) -> frozenset[str]:
+        """Kinds of escape this session cannot see (without the sandbox, a read of a credential
+        file already read since it last changed: :meth:`sandbox.Watch.unseen`)."""
+        watch = self._launch.outside
+        return watch.unseen() if watch is not None else frozenset()
+
     def _observe_escapes(self, net_after: dict[str, int]) -> None:
         """Fill :attr:`escapes` (called at close)."""
         stopped = ""
