@@ -412,7 +412,18 @@ class Watch:
                 said.append(f"wrote outside its case directory: {d}/ ({names})")
         for f in read_since(self.creds):
             said.append(f"{CREDENTIAL_READ}: {f}")
+            _restore_atime(f, self.creds[f])
         return said
+
+
+def _restore_atime(path: Path, atime: float) -> None:
+    """Put back the access time a subject's read moved: the user's file as it was, and (under
+    ``relatime``, where a read moves it only while it is not past the modification time) the
+    next subject's read, a replay's, seen again."""
+    try:
+        os.utime(path, (atime, path.stat().st_mtime))
+    except OSError:
+        pass
 
 
 def wrap(argv: list[str], st: Status, *, writable: Iterable[Path], chdir: Path,
