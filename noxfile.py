@@ -1,4 +1,4 @@
-"""Sessions: tests, lint, conformance, bench (and fuzz, baseline, matrix, saturated).
+"""Sessions: tests, lint, conformance, bench (and fuzz, baseline, matrix, saturated, mutation).
 
 Every session installs what it needs itself; `nox -s conformance` needs no arguments.
 """
@@ -162,6 +162,16 @@ def bench(session: nox.Session) -> None:
     """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
     session.install("-e", ".[test,bench]")
     session.run("python", "-m", "benchmarks", *session.posargs, env=bytecode_env(session))
+
+
+@nox.session(python=PYTHON)
+def mutation(session: nox.Session) -> None:
+    """The suite's mutation score on its own reference bash tool and text editor: cosmic-ray's
+    mutants, each tested by `tooluse run` (the family's checks) on a mutated copy; writes
+    reports/mutation/ (mutants.json, report.md; scripts/mutation.py). `-- --only KEY` reruns
+    some mutants and keeps the others' results."""
+    session.install("-e", ".[mutation]")
+    session.run("python", "-m", "scripts.mutation", *session.posargs, env=bytecode_env(session))
 
 
 @nox.session(python=PYTHON)
