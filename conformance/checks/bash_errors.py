@@ -149,22 +149,32 @@ def _sleep_past_timeout(s: ToolSession) -> ToolResult:
                deadline=s.timeout + grace_for(s.timeout))
 
 
+def _print_past_timeout(s: ToolSession) -> ToolResult:
+    """A command that never ends and prints all the time, with no pause: a deadline a tool
+    checks only while it waits for output (or restarts at each output) never comes. Seed 003
+    gives *every* command a deadline."""
+    return run(s, f"yes tick-{token()}",
+               deadline=s.timeout + grace_for(s.timeout))
+
+
 @bash_check("bash.timeout.returns_error_in_time", MUST, TIMEOUTS,
-            "A command that runs past the command timeout is answered with an error result within "
-            "the timeout (plus a grace period), also when a job that left the shell's process "
-            "group still holds the output.")
+            "A command that runs past the command timeout, silent or printing all along, is "
+            "answered with an error result within the timeout (plus a grace period), also when a "
+            "job that left the shell's process group still holds the output.")
 def timeout_returns_error(s: ToolSession) -> str | None:
-    r = _sleep_past_timeout(s)
-    if r.timed_out:  # judged on time: the replay's answer did not come in time either
-        fail(s, f"no answer within {s.timeout:g}s + {grace_for(s.timeout):g}s grace (the "
-             f"subject was given a {s.timeout:g}s timeout; {waited(r)})", received=r,
-             documented={"content": f"Error: command did not finish within {s.timeout:g} "
-                                    "seconds", "is_error": True},
-             shows=lambda a: a.last.timed_out)
-    if not r.is_error:
-        fail(s, "a command past the timeout was not answered with an error", received=r,
-             documented={"is_error": True},
-             shows=lambda a: not a.last.is_error and not a.last.timed_out)
+    for how, past in (("", _sleep_past_timeout), (" that keeps printing", _print_past_timeout)):
+        r = past(s)
+        if r.timed_out:  # judged on time: the replay's answer did not come in time either
+            fail(s, f"a command{how} past the timeout: no answer within {s.timeout:g}s + "
+                 f"{grace_for(s.timeout):g}s grace (the subject was given a {s.timeout:g}s "
+                 f"timeout; {waited(r)})", received=r,
+                 documented={"content": f"Error: command did not finish within {s.timeout:g} "
+                                        "seconds", "is_error": True},
+                 shows=lambda a: a.last.timed_out)
+        if not r.is_error:
+            fail(s, f"a command{how} past the timeout was not answered with an error",
+                 received=r, documented={"is_error": True},
+                 shows=lambda a: not a.last.is_error and not a.last.timed_out)
     return _timeout_after_an_escaped_job(s)
 
 

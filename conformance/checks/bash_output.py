@@ -94,6 +94,37 @@ def partial_last_line(s: ToolSession) -> None:
              shows=lambda a: has(a.last, f"no-newline-{t}"))
 
 
+def _burst_lines(t: str) -> list[list[str]]:
+    """Three bursts of three 60-character lines (each burst longer than any sentinel a tool
+    keeps back while it looks for the end of a command; short enough for a terminal's width)."""
+    return [[f"burst-{b}-line-{i}-{t}-".ljust(60, "x") for i in range(1, 4)] for b in range(1, 4)]
+
+
+def _not_once_in_order(r: ToolResult, lines: list[str]) -> str:
+    got = [x.strip() for x in lines_of(r)]
+    for line in lines:
+        n = got.count(line)
+        if n != 1:
+            return f"{line[:18]}... came back {n} times"
+    at = [got.index(line) for line in lines]
+    return "" if at == sorted(at) else "the lines came back out of order"
+
+
+@bash_check("bash.output.written_over_time", MUST, HOW_IT_WORKS,
+            "Output a command writes in bursts, with pauses between them, comes back whole: "
+            "every line once, in order.")
+def written_over_time(s: ToolSession) -> None:
+    bursts = _burst_lines(token())
+    lines = [x for b in bursts for x in b]
+    command = "; sleep 0.3; ".join("printf '%s\\n' " + " ".join(b) for b in bursts)
+    r = ok(s, command, "printing in bursts")
+    what = _not_once_in_order(r, lines)
+    if what:
+        fail(s, f"output written in bursts did not come back whole: {what}", received=r,
+             documented="\n".join(lines) + "\n",
+             shows=lambda a: bool(_not_once_in_order(a.last, lines)))
+
+
 #: A line of printable text: no control characters (``Cc``: tab, bell, backspace, escape...),
 #: which a tool that reads a terminal's screen (tmux) shows rendered, as a terminal does; how a
 #: tool returns them is ``bash.output.control_characters`` (INFO): the docs do not say. Code
@@ -266,6 +297,44 @@ def large_output_truncated(s: ToolSession) -> str:
     kept = ("head and tail" if head and tail else "head" if head else "tail" if tail
             else "a middle part")
     return f"large output: {kept} kept ({len(set(numbers))} of {LARGE_LINES} lines)"
+
+
+MEDIUM_LINES = 80
+
+
+def _medium_lines(t: str) -> list[str]:
+    """80 lines of 100 characters (8 kB): under the 100 lines seed 003's helper keeps."""
+    return [f"medium-{i:03d}-{t}-".ljust(100, "m") for i in range(1, MEDIUM_LINES + 1)]
+
+
+def _cut_silently(r: ToolResult, printed: list[str]) -> str:
+    """Lines of ``printed`` missing from the answer with no notice (a line that is not one of the
+    printed lines, nor a piece of one cut at either end); empty when whole or said so."""
+    got = [x.strip() for x in lines_of(r) if x.strip()]
+    missing = [p for p in printed if p not in got]
+    if not missing:
+        return ""
+    notices = [x for x in got if x not in printed
+               and not any(p.startswith(x) or p.endswith(x) for p in printed)]
+    return "" if notices else f"{len(missing)} of {len(printed)} lines"
+
+
+@bash_check("bash.output.cut_short_says_so", SHOULD, LARGE_OUTPUT,
+            "An output that does not come back whole says so: a medium output (80 lines, 8 kB) "
+            "comes back whole, or cut with a notice (any words).")
+def cut_short_says_so(s: ToolSession) -> str:
+    printed = _medium_lines(token())
+    r = ok(s, f"printf '%s\\n' {' '.join(printed)}", "printing 80 lines")
+    what = _cut_silently(r, printed)
+    if what:
+        fail(s, f"the output came back cut short without a word: {what} missing and nothing "
+             "says the output was truncated", received=_short(r),
+             documented="the whole output, or the kept part and a notice (seed 003's helper: "
+                        "\"... Output truncated ({n} total lines) ...\")",
+             shows=lambda a: bool(_cut_silently(a.last, printed)))
+    got = [x.strip() for x in lines_of(r)]
+    return ("medium output: returned whole" if all(p in got for p in printed)
+            else "medium output: cut, with a notice")
 
 
 def _short(r: ToolResult) -> dict[str, object]:

@@ -134,6 +134,8 @@ def _invalid_inputs(s: ToolSession, path: str) -> list[tuple[str, dict[str, Any]
         ("str_replace without old_str", {"command": "str_replace", "path": path, "new_str": "x"}),
         ("create without file_text", {"command": "create", "path": p(s, "nothing.txt")}),
         ("insert with a non-integer insert_line", insert_input(s, path, "two", "x\n")),  # type: ignore[arg-type]
+        ("insert without the text to insert", {"command": "insert", "path": path,
+                                               "insert_line": 1}),
     ]
 
 

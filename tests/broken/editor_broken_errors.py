@@ -62,3 +62,14 @@ class RaisesOnBadInput(TextEditor):
         if tool_input.get("command") == "str_replace" and "old_str" not in tool_input:
             raise KeyError("old_str")
         return super().__call__(tool_input)
+
+
+class InsertWithoutTextInsertsNothing(TextEditor):
+    """insert without the text to insert inserts an empty line (``text or ""``)."""
+
+    TARGET = "editor.errors.invalid_input_answered"
+
+    def _insert_text(self, tool_input: dict[str, Any]) -> str:
+        if not any(name in tool_input for name in self.insert_fields):
+            return ""
+        return super()._insert_text(tool_input)
