@@ -72,7 +72,8 @@ _EDITOR_RUNS = (
     # undo_edit exists in 20241022/20250124 only; max_characters in 20250728 only
     ("--editor", f"{PACKAGE}.editor:text_editor_20250124", "--editor-type", "text_editor_20250124",
      "--check", "editor.*"),
-    ("--editor", f"{PACKAGE}.editor:text_editor_20250728", "--editor-type", "text_editor_20250728",
+    # the subclass-friendly factory (``path:MyEditor.factory``) builds this one
+    ("--editor", f"{PACKAGE}.editor:TextEditor.factory", "--editor-type", "text_editor_20250728",
      "--editor-max-characters", "10000", "--check", "editor.*"),
 )
 #: File of conformance/reference -> the ``tooluse run`` argument lists that test it.

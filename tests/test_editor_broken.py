@@ -11,6 +11,7 @@ from conformance.catalog import CATALOG, Severity
 
 MODEL_CHECK = "editor.model.agrees_with_reference_model"
 UNDER_RUNNER = {"TextModeIO", "ErrorsAsSuccess", "RaisesOnBadInput", "ShellDirectoryView",
+                "RaisesOnRelativePath",
                 "UndoSucceedsWithoutRestoring", "BinaryViewExits"}
 
 

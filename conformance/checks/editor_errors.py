@@ -160,7 +160,11 @@ def invalid_input(s: ToolSession) -> None:
        statement="errors are returned as tool results, not raised as exceptions (no tracebacks).")
 def returned_not_raised(s: ToolSession) -> None:
     path = plant(s, "f.txt", THREE)
-    cases = [*_invalid_inputs(s, path), *_error_cases(s)]
+    cases = [*_invalid_inputs(s, path), *_error_cases(s),
+             # answered with the file or an error alike, never raised
+             ("view with a view_range of three numbers",
+              {"command": "view", "path": path, "view_range": [1, 2, 3]}),
+             ("view of a relative path", {"command": "view", "path": "f.txt"})]
     for what, tool_input in cases:
         r: ToolResult = s.call(tool_input)
         if r.raised:

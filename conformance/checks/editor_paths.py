@@ -174,6 +174,14 @@ def outside_refused(s: ToolSession) -> None:
                     fail(s, f"{tool_input['command']} changed a file outside the working "
                             "directory", received=read(str(secret)), documented=b"TOP-SECRET\n",
                          watch=watch)
+        # the working directory's parent: a path that sorts before the working directory (a
+        # tool comparing paths as strings lets it through)
+        parent = f"{s.workdir}/.."
+        r = s.call({"command": "view", "path": parent})
+        if not refused(r):
+            fail(s, f"view of {parent} (the working directory's parent) was answered",
+                 received=r, documented="an error: the path is outside the working directory",
+                 watch=watch)
         created = outside / "created.txt"
         r = s.call({"command": "create", "path": str(created), "file_text": "x"})
         if not refused(r):

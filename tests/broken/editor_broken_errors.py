@@ -73,3 +73,14 @@ class InsertWithoutTextInsertsNothing(TextEditor):
         if not any(name in tool_input for name in self.insert_fields):
             return ""
         return super()._insert_text(tool_input)
+
+
+class RaisesOnRelativePath(TextEditor):
+    """Joins a relative path to its root with ``*`` (a TypeError escapes): absolute paths work."""
+
+    TARGET = "editor.errors.returned_not_raised"
+
+    def _resolve(self, raw: Any) -> Path:
+        if isinstance(raw, str) and raw and not raw.startswith("/"):
+            raise TypeError(f"unsupported operand type(s) for *: 'PosixPath' and 'str' ({raw})")
+        return super()._resolve(raw)

@@ -55,3 +55,19 @@ class Unconfined(TextEditor):
         if not isinstance(raw, str) or not raw:
             raise EditorError("Error: path required")
         return Path(os.path.realpath(raw if os.path.isabs(raw) else self.root / raw))
+
+
+class ComparesPathsAsStrings(TextEditor):
+    """Refuses a path outside the working directory only when it sorts after it: the working
+    directory's parent (and /etc, /home, ...) get through."""
+
+    TARGET = "editor.paths.outside_workdir_refused"
+
+    def _resolve(self, raw: Any) -> Path:
+        if not isinstance(raw, str) or not raw or "\x00" in raw:
+            return super()._resolve(raw)
+        p = Path(raw)
+        real = Path(os.path.realpath(p if p.is_absolute() else self.root / p))
+        if real > self.root and self.root not in real.parents:
+            raise EditorError(f"Error: The path {raw} is outside the working directory.")
+        return real
