@@ -54,6 +54,9 @@ def _error_cases(s: ToolSession) -> list[tuple[str, dict[str, Any]]]:
         ("insert past the end", insert_input(s, path, 9, "x\n")),
         ("an unknown command", {"command": "frobnicate", "path": path}),
         ("view_range past the end", {"command": "view", "path": path, "view_range": [9, -1]}),
+        # the file system refuses it (f.txt is a file): an OS error, flagged like the others
+        ("create under a file", {"command": "create", "path": p(s, "f.txt/inner.txt"),
+                                 "file_text": "x"}),
     ]
     if s.tool_type in NO_UNDO_TYPES:
         cases.append(("undo_edit (not in this version)", {"command": "undo_edit", "path": path}))

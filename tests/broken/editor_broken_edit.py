@@ -169,3 +169,18 @@ class SeedSampleUndo(TextEditor):
             return {"content": str({"error": "perintah undo_edit tidak didukung di Claude 4"}),
                     "is_error": False}
         return super().__call__(tool_input)
+
+
+class ReplacesFirstOfTwo(TextEditor):
+    """Refuses str_replace only past two matches: of exactly two it replaces the first."""
+
+    TARGET = "editor.str_replace.rejects_multiple_matches"
+
+    def str_replace(self, path: Path, raw: str, old_str: str, new_str: str) -> str:
+        data = self._read(path)
+        old = old_str.encode("utf-8")
+        if old and data.count(old) == 2:
+            at = data.find(old)
+            self._write(path, data[:at] + new_str.encode("utf-8") + data[at + len(old):], data)
+            return REPLACED
+        return super().str_replace(path, raw, old_str, new_str)

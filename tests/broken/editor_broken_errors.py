@@ -84,3 +84,20 @@ class RaisesOnRelativePath(TextEditor):
         if isinstance(raw, str) and raw and not raw.startswith("/"):
             raise TypeError(f"unsupported operand type(s) for *: 'PosixPath' and 'str' ({raw})")
         return super()._resolve(raw)
+
+
+class OSErrorAsSuccess(TextEditor):
+    """Answers what the file system refuses (an OSError) with its error text and is_error false."""
+
+    TARGET = "editor.errors.flagged_is_error"
+
+    def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {"content": self._dispatch(tool_input), "is_error": False}
+        except OSError as e:
+            if isinstance(e, PermissionError):
+                return super().__call__(tool_input)
+            return {"content": f"Error: {e.strerror}: {tool_input.get('path')}",
+                    "is_error": False}
+        except Exception:
+            return super().__call__(tool_input)
