@@ -908,7 +908,8 @@ def _set_aside(x: Exploration, found: list[ModelDisagreement], failing: _Owners
     aside: list[tuple[ModelDisagreement, str]] = []
     for f in found:
         owner = next((c for c in owners(_kind(f), _last_command(f)) if failing(c)), None)
-        if owner is None:
+        if owner is None and not f.key.endswith(("hung", "faulted")):
+            # (A hang or a crash is no byte property, and each replay of it costs a timeout.)
             for byte_kind, (holds, without) in NEUTRAL.items():
                 checks = [c for c in owners(byte_kind, _last_command(f))
                           if f.steps and holds(f.steps) and failing(c)]
