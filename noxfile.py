@@ -49,9 +49,9 @@ def tests(session: nox.Session) -> None:
     # is busy 1.8-2 cores for most of a run (process accounting; six were no faster, issue 21).
     # benchmarks/project_tests.py measures the same steps.
     # --durations=30: the slowest tests in every log, so a run says where its time went.
-    # -rs: the skip reasons at the end, grouped and counted (pytest folds identical ones into
+    # -rfEs: failures and errors, then the skip reasons at the end, grouped and counted (pytest folds identical ones into
     # "SKIPPED [N] file:line: reason"), so a skipped test always says why (issue 41).
-    args = session.posargs or ["-n", "4", "-q", "-rs", "--durations=30"]
+    args = session.posargs or ["-n", "4", "-q", "-rfEs", "--durations=30"]
     # What every xdist worker imports, compiled once before they start (scripts/warm_imports.py)
     session.run("python", "scripts/warm_imports.py", env=bytecode_env(session))
     session.run("pytest", *args, env=bytecode_env(session))
@@ -82,7 +82,7 @@ def sdk_lower_bound() -> str:
 def _sdk_tests(session: nox.Session, pin: str) -> None:
     session.install("-e", ".[test]", pin)
     session.run("python", "-c", "import anthropic; print('anthropic', anthropic.__version__)")
-    session.run("pytest", "-n", "4", "-q", "-rs", *(session.posargs or SDK_TESTS),
+    session.run("pytest", "-n", "4", "-q", "-rfEs", *(session.posargs or SDK_TESTS),
                 env=bytecode_env(session))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TextIO
@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from .errors import api_error
 from .events import Event, ExchangeServed, FaultInjected, Mismatch, Rejected, RuleViolated
 from .http import SimRequest, SimResponse, json_headers
+from .secrets import SecretScanner
 
 #: The path that starts every conversation over.
 RESET_PATH = "/_tooluse/reset"
@@ -105,6 +106,9 @@ class ServeConsole:
         self.out, self.log = out, log
         self.resets = 0
         self._write = threading.Lock()
+        #: Nothing a client sent as a credential reaches the console or the log (a key pasted as
+        #: a model name is quoted back by the API's own message).
+        self._secrets = SecretScanner.with_patterns()
 
     def blocks(self, request: SimRequest) -> bool:
         """Which requests the server runs in threads: the wrapped routes' answer."""
@@ -144,6 +148,7 @@ class ServeConsole:
         return response
 
     def _report(self, entry: Entry) -> None:
+        entry = replace(entry, detail=self._secrets.redact_text(entry.detail))
         with self._write:
             if self.out is not None:
                 print(entry.line(), file=self.out, flush=True)
