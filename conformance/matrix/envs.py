@@ -203,16 +203,19 @@ def _build(interpreter: str, env_dir: Path, entry: SubjectEntry) -> EnvResult:
             if npm is None:
                 return EnvResult(None, env_dir, "its npm packages cannot be installed: npm is not "
                                  "on PATH (install Node.js)")
-            node = node_dir(env_dir)
-            node.mkdir(parents=True, exist_ok=True)
-            (node / "package.json").write_text('{"private": true}\n')
-            steps.append([npm, "install", "--prefix", str(node), "--no-audit", "--no-fund",
-                          "--save-exact", *entry.npm])
+            # node/ is made when its step comes, after the venv: uv refuses to make a venv in
+            # a directory that already holds something (uv 0.13)
+            steps.append([npm, "install", "--prefix", str(node_dir(env_dir)), "--no-audit",
+                          "--no-fund", "--save-exact", *entry.npm])
         # No bytecode written ahead by venv's and pip's installs (pip compiles every module of
         # every package: most of a build's CPU); the column's runs compile what they import.
         build_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         with open(log_path, "w") as log:
             for argv in steps:
+                if entry.npm and argv[0] == shutil.which("npm"):
+                    node = node_dir(env_dir)
+                    node.mkdir(parents=True, exist_ok=True)
+                    (node / "package.json").write_text('{"private": true}\n')
                 log.write(f"$ {' '.join(argv)}\n")
                 log.flush()
                 code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT,
