@@ -411,12 +411,12 @@ WHY_COSMIC_RAY = (
 
 def build(out: Path, *, jobs: int, only: Sequence[str], stop_early: bool, per_site: int,
           max_examples: int, previous: dict[str, Any] | None, history: Sequence[str],
-          resume: bool = False) -> int:
+          resume: bool = False, equivalents_file: Path = EQUIVALENTS) -> int:
     from importlib.metadata import version
 
     import cosmic_ray  # noqa: F401 (fail early when the extra is missing)
 
-    equivalents = load_equivalents(out / "equivalents.toml")
+    equivalents = load_equivalents(equivalents_file)
     all_mutants: list[tuple[Mutant, str]] = []
     for file in TARGETS:
         source = (REFERENCE / file).read_text(encoding="utf-8")
@@ -424,10 +424,12 @@ def build(out: Path, *, jobs: int, only: Sequence[str], stop_early: bool, per_si
             why = equivalent_by_construction(source, mutated)
             if why:
                 m.status, m.reason = "equivalent", why
-            elif m.key in equivalents:
-                m.status, m.reason = "equivalent", equivalents[m.key]
             all_mutants.append((m, mutated))
+    # the sample does not depend on the list of equivalents (listed ones are judged in it)
     sample([m for m, _ in all_mutants], per_site)
+    for m, _ in all_mutants:
+        if m.status == "pending" and m.key in equivalents:
+            m.status, m.reason = "equivalent", equivalents[m.key]
     stale = sorted(set(equivalents) - {m.key for m, _ in all_mutants})
     if stale:
         print(f"equivalents.toml names {len(stale)} mutants that no longer exist:", *stale,
@@ -523,13 +525,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="do not stop at the first failing check (lists every failing check)")
     p.add_argument("--resume", action="store_true",
                    help=f"take the results of an interrupted run from OUT/{PROGRESS}")
+    p.add_argument("--note", action="append", default=[],
+                   help="a line for the report's history (what this run is)")
     p.add_argument("--per-site", type=int, default=PER_SITE)
     p.add_argument("--max-examples", type=int, default=MAX_EXAMPLES)
     args = p.parse_args(argv)
     previous_path = args.out / "mutants.json"
     previous = (json.loads(previous_path.read_text(encoding="utf-8"))
                 if previous_path.exists() else None)
-    history = previous.get("history", []) if previous else []
+    history = [*(previous.get("history", []) if previous else []), *args.note]
     return build(args.out, jobs=args.jobs, only=args.only, stop_early=not args.all_failures,
                  per_site=args.per_site, max_examples=args.max_examples, previous=previous,
                  history=history, resume=args.resume)
