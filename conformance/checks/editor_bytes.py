@@ -67,6 +67,8 @@ class _Inserted:
     def __contains__(self, got: object) -> bool:
         if not isinstance(got, bytes):
             return False
+        if got in self._appended():
+            return True
         for t in self.texts:
             if len(got) != len(self.data) + len(t):
                 continue
@@ -77,13 +79,23 @@ class _Inserted:
                     return True
         return False
 
+    def _appended(self) -> set[bytes]:
+        """At the end of a file without a final newline, a terminator may go before the text
+        (so the file still ends without one: the reference editor's way)."""
+        if not self.data or self.data.endswith(b"\n"):
+            return set()
+        t = self.texts[0]
+        base = t[:-2] if t.endswith(b"\r\n") else t[:-1] if t.endswith(b"\n") else t
+        return {self.data + eol + base + end for eol in (b"\n", b"\r\n")
+                for end in (b"", b"\n", b"\r\n")}
+
     def __iter__(self) -> Iterator[bytes]:
         return iter([self.expected])
 
 
 def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line: int = 1,
               view_range: tuple[int, int] = (1, 2), may_refuse: bool = False,
-              size_may_refuse: bool = False) -> list[str]:
+              size_may_refuse: bool = False, text: bytes = b"INSERTED LINE\n") -> list[str]:
     """Run every command on a planted file; ``token`` occurs exactly once in ``data``.
 
     Every command must succeed, unless ``may_refuse`` (a file that is not UTF-8 may be refused)
@@ -110,12 +122,12 @@ def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line
         refusals += [what] if was_refused else []
         _after(s, path, what, was_refused, current, allowed)
         current = read(path) or b""
-    tool_input = insert_input(s, path, insert_line, "INSERTED LINE\n")
+    tool_input = insert_input(s, path, insert_line, text.decode())
     r = s.call(tool_input)
     what = f"insert after line {insert_line}"
     was_refused = _refused(s, r, what, may_refuse or size_may_refuse, tool_input)
     refusals += ["insert"] if was_refused else []
-    _after(s, path, what, was_refused, current, _Inserted(current, insert_line, b"INSERTED LINE\n"))
+    _after(s, path, what, was_refused, current, _Inserted(current, insert_line, text))
     return refusals
 
 
@@ -195,6 +207,9 @@ def tabs(s: ToolSession) -> None:
 def crlf(s: ToolSession) -> None:
     _survives(s, "dos.txt", b"first\r\nTOKEN line\r\nthird\r\nfourth\r\n", "TOKEN")
     _survives(s, "mixed.txt", b"unix\ndos\r\nTOKEN\nlone\rcarriage\r\n", "TOKEN")
+    # a CRLF line inserted at the end of a CRLF file without a final newline (issue 36)
+    _survives(s, "dos_open.txt", b"first\r\nTOKEN line\r\nlast", "TOKEN", insert_line=3,
+              text=b"INSERTED LINE\r\n")
 
 
 @check("editor.bytes.trailing_newline_preserved", family=FAMILY, severity=Severity.MUST,

@@ -68,3 +68,19 @@ class ReadsFirstMegabyte(TextEditor):
 
     def _read(self, path: Path) -> bytes:
         return super()._read(path)[:1 << 20]
+
+
+class CutsCrlfLineAtEnd(TextEditor):
+    """At the end of a file without a final newline, drops the last two bytes of an inserted text
+    ending in CRLF plus one more: ``INSERTED LINE\\r\\n`` comes out as ``INSERTED LIN``."""
+
+    TARGET = "editor.bytes.crlf_preserved"
+
+    def insert(self, path: Path, raw: str, insert_line: object, text: str) -> str:
+        data = self._read(path) if path.exists() else b""
+        if (text.endswith("\r\n") and data and not data.endswith(b"\n")
+                and isinstance(insert_line, int) and insert_line == data.count(b"\n") + 1):
+            text = text[:-1]  # the reference then cuts a "\n" more: the "E" is lost
+            self._write(path, data + b"\r\n" + text[:-2].encode("utf-8"), data)
+            return f"Text inserted after line {insert_line} of {raw}."
+        return super().insert(path, raw, insert_line, text)
