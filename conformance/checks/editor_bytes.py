@@ -95,7 +95,7 @@ class _Inserted:
 
 def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line: int = 1,
               view_range: tuple[int, int] = (1, 2), may_refuse: bool = False,
-              size_may_refuse: bool = False, text: bytes = b"INSERTED LINE\n") -> list[str]:
+              size_may_refuse: bool = False) -> list[str]:
     """Run every command on a planted file; ``token`` occurs exactly once in ``data``.
 
     Every command must succeed, unless ``may_refuse`` (a file that is not UTF-8 may be refused)
@@ -122,6 +122,7 @@ def _survives(s: ToolSession, name: str, data: bytes, token: str, *, insert_line
         refusals += [what] if was_refused else []
         _after(s, path, what, was_refused, current, allowed)
         current = read(path) or b""
+    text = b"INSERTED LINE\n"
     tool_input = insert_input(s, path, insert_line, text.decode())
     r = s.call(tool_input)
     what = f"insert after line {insert_line}"
@@ -207,9 +208,15 @@ def tabs(s: ToolSession) -> None:
 def crlf(s: ToolSession) -> None:
     _survives(s, "dos.txt", b"first\r\nTOKEN line\r\nthird\r\nfourth\r\n", "TOKEN")
     _survives(s, "mixed.txt", b"unix\ndos\r\nTOKEN\nlone\rcarriage\r\n", "TOKEN")
-    # a CRLF line inserted at the end of a CRLF file without a final newline (issue 36)
-    _survives(s, "dos_open.txt", b"first\r\nTOKEN line\r\nlast", "TOKEN", insert_line=3,
-              text=b"INSERTED LINE\r\n")
+    # a CRLF line inserted at the end of a CRLF file without a final newline (issue 36); only
+    # the insert: what other commands do to the missing final newline is
+    # trailing_newline_preserved's
+    data = b"first\r\nTOKEN line\r\nlast"
+    path = plant(s, "dos_open.txt", data)
+    tool_input = insert_input(s, path, 3, "INSERTED LINE\r\n")
+    what = "insert of a CRLF line at the end of a file without a final newline"
+    was_refused = _refused(s, s.call(tool_input), what, False, tool_input)
+    _after(s, path, what, was_refused, data, _Inserted(data, 3, b"INSERTED LINE\r\n"))
 
 
 @check("editor.bytes.trailing_newline_preserved", family=FAMILY, severity=Severity.MUST,
