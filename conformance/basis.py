@@ -387,6 +387,15 @@ BASES: dict[str, Basis] = {
         "the output, not for a byte format; the check reports which form it saw"),
     "bash.output.partial_last_line": Basis(*_OUTPUT_RETURNED),
     "bash.output.roundtrip": Basis(*_OUTPUT_RETURNED),
+    "bash.output.written_over_time": Basis(
+        *_OUTPUT_RETURNED,
+        "output written in bursts over time is the command's output too: it comes back whole, "
+        "once and in order (losing or repeating part of it corrupts what the model reads)"),
+    "bash.output.cut_short_says_so": Basis(
+        "토큰 한도 문제를 막으려면 큰 출력을 자릅니다",
+        "To avoid token limit problems, truncate large outputs",
+        "SHOULD: the docs' own helper marks a cut (\"... Output truncated (N total lines) ...\"); "
+        "an output cut without a word reads as the whole output"),
     "bash.output.large_output_returns": Basis(
         "출력 한도: API는 도구 결과를 자르지 않아요 (과도하게 큰 요청은 거부돼요).",
         "Output limit: the API does not truncate tool results (an oversized request is "

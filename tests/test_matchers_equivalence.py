@@ -488,7 +488,11 @@ def test_a_meaning_changing_tool_rewrite_is_refused_naming_the_field(
     _meaning_changing(c, change, noise, seed)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Most (cassette, change) pairs do not apply (a resent-input change needs a served tool input,
+# ...): the draws are filtered on purpose; Hypothesis' CI profile (derandomize) tripped its
+# filter_too_much health check with 9 kept of 59.
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(c=st.sampled_from(CORPUS or [None]), change=st.sampled_from(MESSAGE_CHANGES),
        noise=st.lists(st.sampled_from(sorted(INERT)), max_size=4),
        seed=st.integers(0, 2**32 - 1))

@@ -262,6 +262,12 @@ REPORTED_BY: dict[str, tuple[str, ...]] = {
     **{f"state:{c}": ("bash.session.env_persists", "bash.session.cwd_persists")
        for c in ("var", "fn", "alias", "umask", "shopt")},
 }
+#: Every read-back is output: a subject whose output written over time comes back repeated or
+#: cut (``bash.output.written_over_time`` fails) garbles whatever a step reads, under load most
+#: (the reads split where the writes did), so such a finding is that check's too.
+REPORTED_BY.update({k: (*v, "bash.output.written_over_time") for k, v in REPORTED_BY.items()
+                    if k.startswith(("state:", "output:", "restart-kept:")) or k in ("file",
+                                                                                      "missing")})
 
 
 def reported_by(key: str) -> tuple[str, ...]:
