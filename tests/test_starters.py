@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_python_starter_imports_only_the_standard_library() -> None:
-    for (tool, lang), (name, _) in STARTERS.items():
+    for (tool, lang), name in STARTERS.items():
         if lang != "python":
             continue
         tree = ast.parse(starter_text(tool, lang))
@@ -75,6 +75,6 @@ def test_a_written_python_starter_passes_every_must_check_as_written(tmp_path: P
 
 
 def test_the_starters_are_in_the_package_the_wheel_ships() -> None:
-    for name, _ in STARTERS.values():
+    for name in STARTERS.values():
         assert (ROOT / "conformance" / "starters" / name).is_file()
     assert shutil.which  # the wheel test (tests/test_wheel.py) builds the package as a whole

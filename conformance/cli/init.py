@@ -18,10 +18,10 @@ from typing import Any
 
 from . import EXIT_OK, UsageError
 
-#: The starters: (tool, language) -> (file in conformance/starters, default file written).
-STARTERS: dict[tuple[str, str], tuple[str, str]] = {
-    ("bash", "python"): ("bash_tool.py", "bash_tool.py"),
-    ("bash", "node"): ("bash_tool.mjs", "bash_tool.mjs"),
+#: The starters: (tool, language) -> its file in conformance/starters (also the default --out).
+STARTERS: dict[tuple[str, str], str] = {
+    ("bash", "python"): "bash_tool.py",
+    ("bash", "node"): "bash_tool.mjs",
 }
 TOOLS = sorted({tool for tool, _ in STARTERS})
 LANGS = sorted({lang for _, lang in STARTERS})
@@ -43,7 +43,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 
 def starter_text(tool: str, lang: str) -> str:
     """The starter's source."""
-    name = STARTERS[(tool, lang)][0]
+    name = STARTERS[(tool, lang)]
     return resources.files("conformance.starters").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if (args.tool, args.lang) not in STARTERS:
         raise UsageError(f"no {args.lang} starter for {args.tool}; there are: "
                          + ", ".join(f"{t} ({lang})" for t, lang in STARTERS))
-    path = Path(args.out or STARTERS[(args.tool, args.lang)][1])
+    path = Path(args.out or STARTERS[(args.tool, args.lang)])
     if path.exists():
         raise UsageError(f"{path} exists: tooluse init never overwrites a file; choose another "
                          "--out, or move yours away first")

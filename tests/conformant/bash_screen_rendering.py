@@ -14,26 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from conformance.properties.conventions import rendered
 from conformance.reference.bash import BashTool
-
-
-def rendered(text: str) -> str:
-    """``text`` as a terminal screen shows it (columns counted per line)."""
-    lines: list[str] = []
-    line: list[str] = []
-    for ch in text:
-        if ch == "\n" or ch in "\x0b\x0c":
-            lines.append("".join(line))
-            line = [" "] * len(line) if ch != "\n" else []
-        elif ch == "\t":
-            line.extend(" " * (8 - len(line) % 8))
-        elif ch == "\b":
-            if line:
-                line.pop()
-        elif ch == "\r" or ord(ch) >= 0x20 and ch != "\x7f":
-            line.append(ch)
-    lines.append("".join(line))
-    return "\n".join(x.rstrip() for x in lines)
 
 
 class Tool(BashTool):

@@ -11,30 +11,11 @@ Everything else is the reference bash tool.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from conformance.properties.conventions import typed
 from conformance.reference.bash import BashTool
-
-
-def typed(command: str) -> str:
-    """The command a terminal passes on after its line editing."""
-    out: list[str] = []
-    for ch in command:
-        if ch in "\x08\x7f":
-            if out and out[-1] != "\n":
-                out.pop()
-        elif ch == "\x15":
-            while out and out[-1] != "\n":
-                out.pop()
-        elif ch == "\x17":
-            line = "".join(out).rsplit("\n", 1)
-            head = line[0] + "\n" if len(line) == 2 else ""
-            out = list(head + re.sub(r"\S*\s*$", "", line[-1]))
-        elif ch in "\t\n" or ord(ch) >= 0x20:
-            out.append(ch)
-    return "".join(out)
 
 
 class Tool(BashTool):
