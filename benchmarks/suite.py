@@ -88,8 +88,8 @@ def _progress_overhead(smoke: bool) -> dict[str, Any]:
             best[mode] = min(best[mode], seconds)
     ratio = best["bar"] / best["off"]
     return {"section": "suite", "what": "progress on stderr (--progress bar) vs --quiet",
-            "with_progress_seconds": round(best["bar"], 2),
-            "quiet_seconds": round(best["off"], 2), "ratio": round(ratio, 3),
+            "with_progress_seconds": round(best["bar"], 3),
+            "quiet_seconds": round(best["off"], 3), "ratio": round(ratio, 3),
             "target": f"ratio < {PROGRESS_RATIO:g}", "met": ratio < PROGRESS_RATIO}
 
 
