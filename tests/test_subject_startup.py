@@ -114,15 +114,15 @@ CRASH = ("import sys\nsys.stdin.readline()\n"
 def test_a_crash_is_reported_with_the_end_of_its_stderr(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A reader thread that lags behind (a busy machine): the message still waits for the end.
-    from conformance.subjects import process
+    from conformance.subjects import pipes
 
-    read = process.gather_stderr
+    read = pipes.gather_stderr
 
     def lagging(pipe: Any, chunks: Any) -> None:
         time.sleep(0.5)
         read(pipe, chunks)
 
-    monkeypatch.setattr(process, "gather_stderr", lagging)
+    monkeypatch.setattr(pipes, "gather_stderr", lagging)
     s = python_command(CRASH).open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), timeout=2)
     try:
         r = s.call({"command": "x"})
@@ -199,7 +199,7 @@ def test_a_trickle_of_stderr_lines_is_read_in_batches_and_kept_whole() -> None:
     import threading
     from collections import deque
 
-    from conformance.subjects.process import gather_stderr
+    from conformance.subjects.pipes import gather_stderr
 
     read_fd, write_fd = os.pipe()
     lines = [f"line {i}\n".encode() for i in range(60)]

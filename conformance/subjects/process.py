@@ -11,6 +11,10 @@ Start-up is not tool time: :meth:`ProcessSession.wait_ready` (the runner's readi
 one harmless call (:func:`readiness_input`) under a start-up timeout of its own, outside the
 history and before the case's clock starts. Writes into the throwaway ``$HOME`` are
 :attr:`ProcessSession.notes`, not faults.
+
+This module is the subject's life cycle (start, readiness, each call's deadline and what a missing
+answer means, close, kill, what the subject left behind); its I/O (framing the inputs as JSON
+lines, reading the answers, keeping stderr's end) is :mod:`conformance.subjects.pipes`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import subprocess
 import threading
 import time
@@ -47,24 +50,18 @@ from conformance.subjects.isolation import (
     subtree_table,
 )
 from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.pipes import (
+    EOF,
+    MAX_LINE,
+    SILENT,
+    Pipes,
+    close_quietly,
+    decode_answer,
+)
 from conformance.subjects.timing import Miss, Patience, process_starvation, record
 
 #: A subject with this many processes at once is reported as a fork bomb.
 FORK_BOMB_PROCESSES = 128
-#: An answer line longer than this is a fault (the subject is stopped).
-MAX_LINE = 64 * 1024 * 1024
-#: Characters of a subject's stderr quoted in a message (its end: where the exception is).
-STDERR_NOTE = 1500
-#: After reading less than this from a subject's stderr, its reader waits STDERR_PAUSE seconds
-#: so that what comes next gathers in the pipe: a subject printing small lines without end was
-#: read one line per wake-up, its reader thread taking a CPU of the harness (and the writer
-#: another); now at most 1/STDERR_PAUSE reads a second, and a writer faster than that blocks on
-#: the full pipe. A large write is read at once, without the pause.
-STDERR_BATCH = 16 * 1024
-STDERR_PAUSE = 0.01
-_EOF = object()
-#: The readiness call saw the subject wait on its input with nothing answered (silence.py).
-_SILENT = object()
 #: A subject still running this many times the close grace after its input was closed is a fault
 #: (it would never exit); one that exits between the grace and this is a note.
 NEVER_EXITS = 3
@@ -206,13 +203,7 @@ class ProcessSession:
             self._kill()
             self._remove_sandbox()
             raise SubjectStartError("the run is stopping (interrupted)")
-        self._lines: queue.Queue[Any] = queue.Queue()
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True).start()
-        self._stderr_reader = threading.Thread(target=gather_stderr,
-                                               args=(self.proc.stderr, self._stderr),
-                                               daemon=True)
-        self._stderr_reader.start()
+        self.io = Pipes(self.proc, self._stderr, self._leftovers)
 
     def _abandon(self) -> None:
         """A subject that never got through start-up: nobody will close it."""
@@ -224,51 +215,28 @@ class ProcessSession:
     def _remove_sandbox(self) -> None:
         self._launch.cleanup()
 
-    # --- reading ---------------------------------------------------------------------------
-
-    def _read_stdout(self, pipe: Any) -> None:
-        try:
-            while True:
-                line = pipe.readline(MAX_LINE + 1)
-                if not line:
-                    break
-                self._lines.put(line)
-                if len(line) > MAX_LINE:
-                    break
-        except (OSError, ValueError):
-            pass
-        self._lines.put(_EOF)
-        _close_quietly(pipe)
+    # --- the pipes (conformance.subjects.pipes) -------------------------------------------
 
     @property
     def stderr_tail(self) -> str:
-        raw = b"".join(self._stderr)
-        tag = getattr(self, "_leftovers", None)
-        if tag:  # the sandbox shim's report of leftovers is the harness's, not the subject's
-            raw = b"\n".join(line for line in raw.split(b"\n")
-                              if not line.startswith(tag.encode() + b" "))
-        return raw[-STDERR_NOTE * 2:].decode("utf-8", "replace")
+        return self.io.stderr_tail
 
     def _drain_stderr(self, wait: float = 2.0) -> None:
-        """The subject has exited (or was killed): read what is left of its stderr, so that a
-        message quotes the traceback to its last line. Bounded: a process it left behind may
-        still hold the pipe."""
-        self._stderr_reader.join(timeout=wait)
+        self.io.drain_stderr(wait)
 
-    def _next_line(self, wait: float | None) -> Any:
-        try:
-            return self._lines.get(timeout=wait)
-        except queue.Empty:
-            return None
+    def _stderr_note(self) -> str:
+        return self.io.stderr_note()
+
+    # --- start-up ---------------------------------------------------------------------------
 
     def _handshake(self, wait: float) -> None:
         patience = Patience(wait, "start", process_starvation(self.proc.pid))
-        line = patience.wait(self._next_line)
+        line = patience.wait(self.io.next_line)
         if line is None:
             self._kill()
             raise SubjectStartError(f"{self.label} did not start within {wait:g}s (the start-up "
                                     f"timeout{_allowed(patience.allowance)}){self._stderr_note()}")
-        if line is _EOF:
+        if line is EOF:
             self.proc.wait(timeout=5)
             self._drain_stderr()
             raise SubjectStartError(f"{self.label} exited at start (status {self._status()})"
@@ -291,13 +259,6 @@ class ProcessSession:
         else:
             said = self._fork_server.bomb if self._fork_server is not None else ""
         return f"; the sandbox stopped it: fork bomb: {said}" if said else ""
-
-    def _stderr_note(self) -> str:
-        tail = self.stderr_tail.strip()
-        if len(tail) > STDERR_NOTE:  # whole lines: the last one (the exception) matters most
-            cut = tail[-STDERR_NOTE:]
-            tail = "..." + (cut[cut.index("\n"):] if "\n" in cut[:-1] else cut)
-        return f"; stderr: {tail}" if tail else ""
 
     # --- readiness --------------------------------------------------------------------------
 
@@ -339,30 +300,6 @@ class ProcessSession:
             wait = min(wait, case_left)
         return self._send(tool_input, wait)
 
-    def _watching_silence(self) -> Any:
-        """``_next_line`` for the readiness call, which also gives up (returning ``_SILENT``)
-        once the subject is seen waiting on its input, nothing answered, for
-        :data:`silence.SETTLE` seconds in a row (:mod:`conformance.subjects.silence`)."""
-        since: list[float] = []  # when it was first seen waiting (empty: it is not)
-
-        def attempt(window: float) -> Any:
-            end = time.monotonic() + window
-            while (left := end - time.monotonic()) > 0:
-                line = self._next_line(min(0.25, left))
-                if line is not None:
-                    return line
-                assert self.proc.stdin is not None
-                pids = [self.proc.pid] + ([p.pid for p in descendants(self.proc.pid)]
-                                          if processes_supported() else [])
-                if silence.waiting_on_input(pids, self.proc.stdin.fileno()):
-                    since[:] = since or [time.monotonic()]
-                    if time.monotonic() - since[0] >= silence.SETTLE:
-                        return _SILENT
-                else:
-                    since.clear()
-            return None
-        return attempt
-
     def _send(self, tool_input: dict[str, Any], wait: float, what: str = "call",
               watch_silence: bool = False) -> ToolResult:
         start = time.monotonic()
@@ -373,18 +310,16 @@ class ProcessSession:
             return self._fault(f"{self.label} is not running (status {self._status()})"
                                f"{self._stderr_note()}")
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(tool_input).encode("utf-8") + b"\n")
-            self.proc.stdin.flush()
+            self.io.write(tool_input)
         except OSError as e:
             if self.proc.poll() is not None or _wait_exit(self.proc, 1.0):
                 self._drain_stderr()
             return self._fault(f"{self.label} stopped reading its input ({e}){self._stderr_note()}")
         # Judged fairly: the deadline grows by the load measured while waiting (timing.py).
         patience = Patience(wait, what, process_starvation(self.proc.pid))
-        line = patience.wait(self._watching_silence() if watch_silence else self._next_line)
+        line = patience.wait(self.io.watching_silence() if watch_silence else self.io.next_line)
         elapsed = time.monotonic() - start
-        if line is _SILENT:  # it read the input and waits for more: its answer is held back
+        if line is SILENT:  # it read the input and waits for more: its answer is held back
             self._kill()
             self._drain_stderr(0.5)
             r = self._fault(f"{silence.HINT}{self._stderr_note()}")
@@ -397,7 +332,7 @@ class ProcessSession:
                             "subject was stopped")
             r.timed_out, r.elapsed, r.allowance = True, elapsed, patience.allowance
             return r
-        if line is _EOF:
+        if line is EOF:
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
@@ -410,7 +345,11 @@ class ProcessSession:
         if len(line) > MAX_LINE:
             self._kill()
             return self._fault(f"answer longer than {MAX_LINE} bytes; the subject was stopped")
-        result = self._parse(line)
+        result, fault = decode_answer(line)
+        if result is None:
+            return self._fault(str(fault))
+        if fault:
+            self.faults.append(fault)
         result.elapsed, result.allowance = elapsed, patience.allowance
         self._check_home()
         return result
@@ -426,32 +365,6 @@ class ProcessSession:
             self._wrote_home = True
             self.notes.append(f"wrote into its throwaway $HOME: {', '.join(written[:5])}"
                               f"{', ...' if len(written) > 5 else ''} (not a fault)")
-
-    def _parse(self, line: bytes) -> ToolResult:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            return self._fault(f"answer is not JSON: {line[:200]!r}; write one JSON object per "
-                               "line: {\"content\": str | [blocks], \"is_error\": bool}")
-        if not isinstance(obj, dict) or "content" not in obj:
-            return self._fault(f"answer has no \"content\": {line[:200]!r}; answer each input "
-                               "with one JSON line {\"content\": str | [blocks], "
-                               "\"is_error\": bool}, e.g. {\"content\": \"ok\", "
-                               "\"is_error\": false}")
-        content = obj["content"]
-        if isinstance(content, list):
-            if not all(isinstance(b, dict) for b in content):
-                return self._fault("content blocks must be JSON objects")
-        elif not isinstance(content, str):
-            return self._fault(f"content is {type(content).__name__}; use a str or content blocks")
-        is_error = obj.get("is_error", False)
-        if not isinstance(is_error, bool):
-            return self._fault(f"is_error is {is_error!r}; use true or false")
-        if obj.get("fault"):
-            self.faults.append(str(obj["fault"]))
-        raised = obj.get("raised")
-        return ToolResult(content=content, is_error=is_error,
-                          raised=str(raised) if raised else None)
 
     # --- teardown ---------------------------------------------------------------------------
 
@@ -549,7 +462,7 @@ class ProcessSession:
             for p in self.leaked:  # their command lines, read while they still run (reported)
                 _ = p.cmdline
             kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
-        _close_quietly(self.proc.stdin)
+        close_quietly(self.proc.stdin)
         self._check_home()  # a shell writes its history file as it exits
         self._observe_escapes(net_after)
         self._remove_sandbox()
@@ -632,10 +545,8 @@ class ProcessSession:
         if self._leftovers is not None and self.proc.poll() is not None:
             # A sandboxed command's namespace as it exited, listed by the shim on stderr.
             self._drain_stderr(1.0)
-            tag = self._leftovers.encode() + b" "
-            lines = b"".join(self._stderr).split(b"\n")
-            left = [line[len(tag):].decode("utf-8", "replace").split(" ", 1)
-                    for line in lines if line.startswith(tag)]
+            left = [line.decode("utf-8", "replace").split(" ", 1)
+                    for line in self.io.shim_report()]
             inside = [ProcInfo(int(p[0]), 0, 0, "S", p[1].strip() if len(p) > 1 else "")
                       for p in left if p[0].isdigit()]
             if inside:
@@ -698,24 +609,3 @@ def _wait_exit(proc: Any, wait: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-def gather_stderr(pipe: Any, chunks: deque[bytes]) -> None:
-    """Read a subject's stderr into ``chunks`` (a bounded deque: its end is kept) until end of
-    file, then close it. Small reads are paced (STDERR_BATCH, STDERR_PAUSE)."""
-    try:
-        while chunk := pipe.read1(65536):
-            chunks.append(chunk)
-            if len(chunk) < STDERR_BATCH:
-                time.sleep(STDERR_PAUSE)
-    except (OSError, ValueError):
-        pass
-    _close_quietly(pipe)
-
-
-def _close_quietly(pipe: Any) -> None:
-    try:
-        if pipe is not None:
-            pipe.close()
-    except OSError:
-        pass
