@@ -13,7 +13,8 @@ What the check raises decides the outcome:
   the check's fault, never counted against the subject as a failure);
 - a failure whose reproducer did not reproduce (or a model check whose findings all did not) is
   run again alone after the run: ``flaky`` when it passes then, a ``fail`` when it fails again
-  (:func:`rejudge_flaky`);
+  (:func:`conformance.rejudge.rejudge_flaky`; :func:`~conformance.rejudge.rejudge` for a failure
+  on time);
 - the start failures of a subject that started in no case of the run → ``not-run`` (the case
   never ran: :class:`_StartGate`).
 
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import os
 import shutil
 import tempfile
@@ -55,9 +55,16 @@ from conformance.catalog import (
     Rejudged,
     checks_for,
 )
+from conformance.rejudge import (
+    is_start_failure,
+    judged_again,
+    maybe_flaky,
+    rejudge,
+    rejudge_after_run,
+    rejudge_flaky,
+)
 from conformance.reproducers import relativize
 from conformance.results import (
-    NOT_REPRODUCED,
     CheckResult,
     Outcome,
     RunInfo,
@@ -170,11 +177,6 @@ class RunSummary:
         return out
 
 
-#: How :func:`run_case` words a result of a subject that did not get through start-up.
-START_FAILURES = ("the subject did not start: ", "the subject failed its first call, at start-up",
-                  "the subject did not answer its first call within")
-
-
 #: Start failures that starting the subject again cannot change (it exited, answered something
 #: that is not an answer, or read its input and answered nothing): once one is seen before the
 #: subject started in any case, its other cases are not started (``not-run`` at once).
@@ -198,11 +200,6 @@ def not_started(case: Any, first: CheckResult) -> CheckResult:
                        case.check.family, case.check.severity.value, Outcome.FAIL,
                        message=f"the subject did not start: {NOT_STARTED_AGAIN} "
                                f"{first.check_id}: {first.message}")
-
-
-def is_start_failure(r: CheckResult) -> bool:
-    return (r.outcome is Outcome.FAIL and r.message.startswith(START_FAILURES)
-            and "the sandbox stopped it" not in r.message)
 
 
 def not_run(r: CheckResult) -> CheckResult:
@@ -267,7 +264,7 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
     ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call),
     confined as ``confinement`` says (the run's sandbox mode and limits; default: as the
     environment says). A failure that rests on a deadline (or a harness error of threads,
-    :func:`rests_on_threads`) is run again at once and judged by :func:`rejudge`; one whose
+    :func:`~conformance.rejudge.rests_on_threads`) is run again at once and judged by :func:`rejudge`; one whose
     reproducer did not reproduce (:func:`maybe_flaky`) by :func:`rejudge_flaky`."""
     def attempt() -> tuple[CheckResult, list[timing.Miss]]:
         return run_case_timed(subject, chk, timeout=timeout, tmp_root=tmp_root,
@@ -291,103 +288,6 @@ def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT
         result = _run_case(subject, chk, timeout=timeout, tmp_root=tmp_root,
                            startup_timeout=startup_timeout, confinement=confinement)
     return result, misses
-
-
-def rests_on_time(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
-    """A failure during which a deadline passed (even with the allowance for load) may be the
-    machine's fault rather than the subject's: it is judged again (:func:`rejudge`)."""
-    return r.outcome is Outcome.FAIL and bool(misses)
-
-
-#: Harness errors that come from running cases in threads, not from the subject or the check:
-#: CPython 3.11 is not safe building ASTs in several threads at once (gh-106905), and hypothesis
-#: and 3.11's traceback carets both parse with ``ast`` (a reference run's editor model checks
-#: once raised this). Such a case is run again alone after the run (:func:`rejudge`).
-THREAD_UNSAFE = ("AST constructor recursion depth mismatch",)
-
-
-def rests_on_threads(r: CheckResult) -> bool:
-    """A harness error that running cases concurrently can cause (:data:`THREAD_UNSAFE`)."""
-    return r.outcome is Outcome.ERROR and any(t in r.message for t in THREAD_UNSAFE)
-
-
-def judged_again(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
-    """Whether a result is run again alone before it counts (:func:`rejudge`): a failure on
-    time, or a harness error of the run's threads."""
-    return rests_on_time(r, misses) or rests_on_threads(r)
-
-
-def rejudge(first: CheckResult, misses: Sequence[timing.Miss],
-            again: Callable[[], tuple[CheckResult, list[timing.Miss]]]) -> CheckResult:
-    """Run the case again (alone: the caller makes sure nothing else runs) and judge it by
-    both runs: a failure that repeats stays a FAIL; one that does not takes the re-run's outcome,
-    never silently: ``rejudged`` carries both runs and their timings, shown in every report.
-    A harness error of the run's threads (:func:`rests_on_threads`) is judged the same way
-    (``by: "threads"``; ``repeated``: the error came again)."""
-    second, misses2 = again()
-    record: dict[str, Any] = {}
-    if rests_on_threads(first):
-        record["by"] = "threads"
-        repeated = rests_on_threads(second)
-    else:
-        repeated = second.outcome is Outcome.FAIL
-    return dataclasses.replace(second, rejudged={
-        **record,
-        "repeated": repeated,
-        "first": _attempt(first, misses),
-        "rerun": _attempt(second, misses2),
-    })
-
-
-def maybe_flaky(r: CheckResult) -> bool:
-    """A failure that may be intermittent: a fixed check's failure whose reproducer, replayed on
-    a fresh subject, did not show it (``reproduced: "did not reproduce"``), or a model check
-    whose every finding did not (a pass re-judged by replay). It is run again alone before it
-    counts (:func:`rejudge_flaky`)."""
-    if r.outcome is Outcome.FAIL:
-        return r.reproduced == NOT_REPRODUCED
-    return (r.outcome is Outcome.PASS and r.rejudged is not None
-            and r.rejudged.get("by") == "replay" and "alone" not in r.rejudged)
-
-
-def rejudge_flaky(first: CheckResult, again: Callable[[], CheckResult]) -> CheckResult:
-    """Run the case of a :func:`maybe_flaky` result again alone (the caller makes sure nothing
-    else runs) and judge it by both observations:
-
-    - a fixed check: the re-run passes → ``flaky`` (the failing observation kept, with its
-      reproducer; ``rejudged`` ``by: "rerun"`` holds both); it fails again → a FAIL
-      (``repeated``), whatever its replay said: a failure every time is a failure;
-    - a model check (its findings already replayed on fresh subjects without showing again):
-      the re-run alone passes or again finds only what does not reproduce → ``flaky``
-      (``rejudged`` ``by: "replay"`` gains ``alone``); it finds a verified disagreement → that
-      FAIL (``repeated``).
-
-    ``flaky`` fails the run only under ``--fail-on-flaky``."""
-    second = again()
-    alone = _attempt(second, [])
-    if first.outcome is Outcome.FAIL:  # a fixed check
-        repeated = second.outcome is not Outcome.PASS or (
-            second.rejudged is not None and second.rejudged.get("by") == "replay")
-        record = {"by": "rerun", "repeated": repeated, "first": _attempt(first, []),
-                  "rerun": alone}
-        return dataclasses.replace(first, outcome=Outcome.FAIL if repeated else Outcome.FLAKY,
-                                   rejudged=record)
-    record = {**(first.rejudged or {}), "alone": alone}
-    if second.outcome is Outcome.FAIL and second.reproduced != NOT_REPRODUCED:
-        return dataclasses.replace(second, rejudged={**record, "repeated": True})
-    first_seen = (first.rejudged or {}).get("first") or {}
-    return dataclasses.replace(first, outcome=Outcome.FLAKY, rejudged={**record, "repeated": False},
-                               message=first.message or str(first_seen.get("message") or ""))
-
-
-def _start_only(r: CheckResult, misses: Sequence[timing.Miss]) -> bool:
-    """A failure at start-up whose deadlines were all start-up ones."""
-    return is_start_failure(r) and all(m.what in ("start", "readiness") for m in misses)
-
-
-def _attempt(r: CheckResult, misses: Sequence[timing.Miss]) -> dict[str, Any]:
-    return {"outcome": r.outcome.value, "duration": round(r.duration, 3),
-            "message": r.message[:500], "misses": [m.text() for m in misses]}
 
 
 def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Path | None,
@@ -645,6 +545,10 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         except Exception as e:
             return _harness_error(case, e), []
 
+    def rejudged(r: CheckResult) -> None:
+        with lock:
+            gate(r)
+
     # Slow cases (timeouts, properties) first, so that they overlap with the quick ones.
     # Hypothesis keeps its engine state per thread (6.13x+), so properties run concurrently too.
     ordered = sorted(plan.cases, key=lambda c: (not _slow(c.check), c.subject.name, c.check.id))
@@ -655,35 +559,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
             try:
                 for f in futures:
                     f.result()
-                # Failures that rest on a deadline: each run again alone (--jobs 1), now that
-                # the run no longer loads the machine; only one that repeats is a FAIL.
-                # Start-up is the same for every check of a subject: once a start-up failure
-                # repeated alone, the subject's other start-up failures are not run a third time.
-                started_badly: dict[str, CheckResult] = {}
-                for case, first, misses in on_time:
-                    if stopping.is_set():
-                        break
-                    seen = started_badly.get(case.subject.name)
-                    if seen is not None and _start_only(first, misses):
-                        r = dataclasses.replace(first, rejudged={
-                            "repeated": True, "first": _attempt(first, misses),
-                            "rerun": {**(seen.rejudged or {}).get("rerun", {}), "message": (
-                                f"start-up failed again when {seen.check_id} was re-run alone: "
-                                + seen.message[:400])}})
-                    else:
-                        r = rejudge(first, misses, functools.partial(again, case))
-                        if _start_only(first, misses) and is_start_failure(r):
-                            started_badly[case.subject.name] = r
-                    with lock:
-                        gate(r)
-                # Failures whose reproducer did not reproduce: each run again alone; one that
-                # passes then is flaky (an intermittent failure), one that fails again a FAIL.
-                for case, first in intermittent:
-                    if stopping.is_set():
-                        break
-                    r = rejudge_flaky(first, functools.partial(_result_of, again, case))
-                    with lock:
-                        gate(r)
+                # The held-back cases, each judged again alone now that the run is over.
+                rejudge_after_run(on_time, intermittent, again, rejudged, stopping)
             except BaseException:
                 stopping.set()
                 for f in futures:
@@ -706,11 +583,6 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
     return RunSummary(plan, results, round(time.monotonic() - started, 3), strict,
                       fail_on_flaky)
-
-
-def _result_of(again: Callable[[Case], tuple[CheckResult, list[timing.Miss]]],
-               case: Case) -> CheckResult:
-    return again(case)[0]
 
 
 def _harness_error(case: Case, e: Exception) -> CheckResult:

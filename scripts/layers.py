@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("matrix", "probe", "pytest", "plugin"),
     ("reports", "checks_doc"),
-    ("runner", "options"),
+    ("runner", "rejudge", "options"),
     ("checks", "reference", "lint_tools"),
     ("loops", "workers"),
     ("properties", "subjects", "reproducers", "rechecks", "adapters"),

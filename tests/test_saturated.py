@@ -110,7 +110,7 @@ def _judge(good: list[Subject], bad: list[Subject], targets: dict[str, str],
     # What re-judging did is visible (and each re-judged result says how it ended).
     for r in results:
         if r.rejudged and r.rejudged.get("by") != "threads":  # threads: whether the error came
-            assert r.rejudged["repeated"] is (r.outcome is Outcome.FAIL)  # again (runner.rejudge)
+            assert r.rejudged["repeated"] is (r.outcome is Outcome.FAIL)  # again (rejudge.rejudge)
     print("re-judged: " + "; ".join(f"{r.check_id}[{r.subject}]: {r.rejudged}"
                                     for r in results if r.rejudged))
 
