@@ -211,7 +211,7 @@ def _bytes(path: str) -> bytes | None:
 
 
 def test_minimized_reproducer_is_short_and_replays(tmp_path: Path) -> None:
-    from conformance.properties.editor import replay
+    from conformance.properties.editor_reproducers import replay
 
     cls = by_name("StaleViewCache").cls
     s = _session(cls, "text_editor_20250429", tmp_path)

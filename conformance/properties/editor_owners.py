@@ -157,7 +157,7 @@ def _mapped(steps: Steps, on_bytes: Callable[[bytes], bytes],
         if isinstance(step, dict):
             out.append({k: (on_text(v) if isinstance(v, str) and k != "path" else v)
                         for k, v in step.items()})
-        else:  # a planted file (conformance.properties.editor.Plant)
+        else:  # a planted file (conformance.properties.editor_judge.Plant)
             out.append(type(step)(step.path, on_bytes(step.data)))
     return out
 
