@@ -482,7 +482,3 @@ BASES: dict[str, Basis] = {
         "ack 4xx force-stops it.",
         rule="the SDK worker's behaviour [S]; the order of sessions is not prescribed"),
 }
-
-
-def basis_of(check_id: str) -> Basis | None:
-    return BASES.get(check_id)

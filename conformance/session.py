@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -76,15 +76,6 @@ class ToolSession(Protocol):
 
     def close(self) -> None:
         ...
-
-
-@dataclass
-class Reproducer:
-    """A replayable failure: the tool type and the inputs, in order."""
-
-    tool_type: str
-    inputs: list[dict[str, Any]] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)
 
 
 #: Opens another instance of a session's subject with ``workdir`` as its working directory.

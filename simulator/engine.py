@@ -568,19 +568,4 @@ def _header_value(notes: Sequence[str]) -> str:
         text[:_NORMALISED_HEADER_LIMIT] + "..."
 
 
-def _depth(value: Any) -> int:
-    """How deeply ``value`` nests (iteratively: no recursion on hostile input)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, d)
-            if deepest > MAX_DEPTH:
-                return deepest
-            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
-    return deepest
-
-
-
-
 __all__ = ["MAX_BODY_BYTES", "MESSAGES_PATH", "NORMALISED_HEADER", "Simulator", "error_body"]

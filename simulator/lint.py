@@ -2,15 +2,11 @@
 the ``anthropic`` SDK's own types without losing a field.
 
 Each problem is a :class:`Problem` naming the file, a JSON pointer into it and what is wrong.
-Steps that need a part of the simulator not present in this checkout (schemas, secret scanner,
-replay engine) are skipped with an explicit note in :attr:`LintReport.skipped` rather than passing
-silently.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +20,7 @@ from .cassette import (
     load_cassette,
     resolve_fixture,
 )
-from .lint_replay import check_replay, replay_unavailable
+from .lint_replay import check_replay
 from .lint_sdk import check_sdk
 from .registry import TOOLS
 from .sources import Source
@@ -47,8 +43,6 @@ class Problem:
 class LintReport:
     checked: int = 0
     problems: list[Problem] = field(default_factory=list)
-    #: step -> why it did not run (a missing module, for instance).
-    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -207,18 +201,6 @@ def check_identity(c: Cassette, root: Path | None) -> Iterator[tuple[str, str]]:
             yield f"/exchanges/{i}/response", "the request asks for stream: true but no events are recorded"
 
 
-def _optional(modname: str, attr: str) -> Callable[..., Any] | str:
-    """The callable, or the reason it is unavailable."""
-    try:
-        mod = importlib.import_module(modname)
-    except ModuleNotFoundError as e:
-        if e.name == modname:
-            return f"{modname} is not in this checkout yet"
-        raise
-    fn = getattr(mod, attr, None)
-    return fn if callable(fn) else f"{modname}.{attr} is missing"
-
-
 def _as_problems(found: Any, default_ptr: str = "/") -> Iterator[tuple[str, str]]:
     """Normalise what a validator/scanner returns: None, an iterable of errors or strings."""
     if not found:
@@ -280,21 +262,14 @@ def lint_cassette(c: Cassette, root: Path | None, report: LintReport,
     runners: list[tuple[str, Callable[[], Iterable[tuple[str, str]]]]] = []
     if "identity" in steps:
         runners.append(("identity", lambda: check_identity(c, root)))
-    for step, mod, attr, fn in (("schema", "simulator.validation", "validate_cassette", check_schema),
-                                ("secrets", "simulator.secrets", "find_secrets", check_secrets)):
-        if step not in steps:
-            continue
-        dep = _optional(mod, attr)
-        if isinstance(dep, str):
-            report.skipped[step] = dep
-        else:
-            runners.append((step, functools.partial(fn, c, dep)))
+    if "schema" in steps:
+        from .validation import validate_cassette  # jsonschema: only when the step runs
+        runners.append(("schema", functools.partial(check_schema, c, validate_cassette)))
+    if "secrets" in steps:
+        from .secrets import find_secrets
+        runners.append(("secrets", functools.partial(check_secrets, c, find_secrets)))
     if "replay" in steps:
-        why = replay_unavailable()
-        if why:
-            report.skipped["replay"] = why
-        else:
-            runners.append(("replay", lambda: check_replay(c)))
+        runners.append(("replay", lambda: check_replay(c)))
     if "sdk" in steps:
         runners.append(("sdk", lambda: check_sdk(c)))
     for step, run in runners:

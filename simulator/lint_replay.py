@@ -1,13 +1,9 @@
 """Fixture lint step ``replay``: the engine, given a cassette, answers each recorded request with
 the recorded response; an ``expect_rule`` exchange gets that rule's error instead.
-
-The engine (``simulator.engine.Simulator``) is built separately; until it is importable this step
-reports itself unavailable and the linter says so.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -16,24 +12,6 @@ from .cassette import Cassette
 from .clock import parse_rfc3339
 from .headers import replay_headers
 from .http import SimRequest, SimResponse
-
-
-def _engine() -> Any:
-    try:
-        return importlib.import_module("simulator.engine")
-    except ModuleNotFoundError as e:
-        if e.name == "simulator.engine":
-            return None
-        raise
-
-
-def replay_unavailable() -> str | None:
-    mod = _engine()
-    if mod is None:
-        return "simulator.engine is not in this checkout yet"
-    if not hasattr(mod, "Simulator"):
-        return "simulator.engine has no Simulator"
-    return None
 
 
 def _request(req: dict[str, Any]) -> SimRequest:
@@ -126,13 +104,13 @@ def check_replay(c: Cassette) -> Iterator[tuple[str, str]]:
     if any(_is_session_path(ex.request.get("path")) for ex in c.exchanges):
         yield from check_session_flow(c)
         return
-    mod = _engine()
     from .clock import FakeClock
+    from .engine import Simulator  # the engine: only when the step runs
 
     start = parse_rfc3339(c.clock_start)
     clock = FakeClock(start)
     try:
-        sim = mod.Simulator([c], clock=clock)
+        sim = Simulator([c], clock=clock)
     except Exception as e:
         yield "/", f"the engine refuses the cassette: {e}"
         return

@@ -164,20 +164,7 @@ def env_models() -> frozenset[str]:
     return frozenset(x for x in _SPLIT.split(raw) if x) if raw else frozenset()
 
 
-def is_served(model_id: str, extra: Iterable[str] = (), on: date | None = None) -> bool:
-    """Whether the API serves ``model_id`` (on the day ``on``, when given): a model of the table
-    not retired by then, or one added (``extra``, ``$TOOLUSE_MODELS``)."""
-    m = lookup(model_id)
-    if m is not None:
-        return on is None or not m.retired(on)
-    return model_id in extra or model_id in env_models()
-
-
 def is_model_id(model_id: str, extra: Iterable[str] = ()) -> bool:
-    """A model the table knows (retired ones included) or one added (see :func:`is_served`)."""
+    """A model the table knows (retired ones included) or one added (``extra``,
+    ``$TOOLUSE_MODELS``)."""
     return lookup(model_id) is not None or model_id in extra or model_id in env_models()
-
-
-def is_haiku_4_5(model_id: str) -> bool:
-    m = lookup(model_id)
-    return m is not None and m.id == "claude-haiku-4-5-20251001"

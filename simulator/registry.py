@@ -441,7 +441,3 @@ register(ToolVersion(
 #: Built-in names a Managed Agents custom tool may not take.
 RESERVED_AGENT_TOOL_NAMES = frozenset(TOOLS["agent_toolset_20260401"].command_names)
 RESERVED_AGENT_TOOL_PREFIXES = ("mcp__", "ant__")
-
-
-def known_model_ids() -> tuple[str, ...]:
-    return tuple(m.id for m in MODELS)

@@ -191,12 +191,9 @@ def load_cassettes(source: Cassette | Sequence[Cassette] | str | Path) -> list[C
 
 
 def managed_agents_mounts(*, log_limit: int | None = None) -> list[tuple[str, Handler]]:
-    """A live Managed Agents simulation on its paths (empty when that package is absent);
-    ``log_limit`` bounds its request log as the engine's (a long-running server)."""
-    try:
-        from .managed_agents import PATH_PREFIXES, ManagedAgentsSimulator
-    except ImportError:  # pragma: no cover
-        return []
+    """A live Managed Agents simulation on its paths; ``log_limit`` bounds its request log as
+    the engine's (a long-running server)."""
+    from .managed_agents import PATH_PREFIXES, ManagedAgentsSimulator
     sim = ManagedAgentsSimulator(log_limit=log_limit)
     return [(prefix, sim) for prefix in PATH_PREFIXES]
 

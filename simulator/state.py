@@ -310,9 +310,6 @@ class SimState:
             return None
         return self.paused_turns.get(conversation_key(body))
 
-    def pending_for(self, ids: Iterable[str]) -> list[PendingCall]:
-        return [self.pending_calls[i] for i in ids if i in self.pending_calls]
-
 
 @dataclass(frozen=True)
 class Lessons:

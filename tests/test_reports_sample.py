@@ -191,16 +191,9 @@ def test_normalise_removes_volatile_fields(tmp_path: Path) -> None:
     assert normalise(a) != normalise(c)
 
 
-def test_coverage_from_corpus_results_and_simulator_log(tmp_path: Path) -> None:
-    from dataclasses import dataclass
-
-    from conformance.reports.coverage import coverage_for, rules_from_log
+def test_coverage_from_corpus_and_results(tmp_path: Path) -> None:
+    from conformance.reports.coverage import coverage_for
     from simulator import registry
-
-    @dataclass
-    class RuleViolated:  # the shape of simulator.events.RuleViolated
-        rule_id: str
-        kind: str = "rule_violated"
 
     cassette = {"version": 1, "id": "t/one", "title": "t", "source": {"document": "PROTOCOL.md",
                 "section": "x"}, "exchanges": [
@@ -218,8 +211,7 @@ def test_coverage_from_corpus_results_and_simulator_log(tmp_path: Path) -> None:
     corpus.mkdir()
     (corpus / "one.json").write_text(json.dumps(cassette))
     doc = sample_doc(tmp_path)
-    log = [RuleViolated("ptc.recursive_ref"), object()]
-    cov = coverage_for(doc, corpus=corpus, rules_fired=rules_from_log(log))
+    cov = coverage_for(doc, corpus=corpus)
     assert cov["tool_versions"]["exercised"] == ["bash_20250124", "text_editor_20250728"]
     assert set(cov["tool_versions"]["missing"]) == set(registry.TOOLS) - {
         "bash_20250124", "text_editor_20250728"}
@@ -227,7 +219,7 @@ def test_coverage_from_corpus_results_and_simulator_log(tmp_path: Path) -> None:
     assert "end_turn" in cov["stop_reasons"]["missing"]
     assert "tool_use" in cov["block_types"]["exercised"]
     if cov["rules"]["known"] is not None:
-        assert cov["rules"]["exercised"] == ["messages.roles.alternate", "ptc.recursive_ref"]
+        assert cov["rules"]["exercised"] == ["messages.roles.alternate"]
         assert "request.schema" in cov["rules"]["missing"]
     # the demo checks are not in the catalog: they show up as extra, not as exercised
     assert "editor.demo.view_line_numbers" in cov["checks"]["extra"]

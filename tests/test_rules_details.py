@@ -227,15 +227,6 @@ def test_simulator_disables_rules_by_id() -> None:
         Simulator(cassette(exchange(bad, message([text("ok")]))), disabled_rules=["nope.nope"])
 
 
-def test_request_schema_is_skipped_with_a_note_when_validation_is_absent(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.rules.schema as schema_rule
-    monkeypatch.setattr(schema_rule, "_validator", lambda: None)
-    ctx = RuleContext({"model": 1, "messages": "nope"}, {}, SimState())
-    assert schema_rule.request_schema(ctx) is None
-    assert ctx.notes == [schema_rule.SKIPPED_NOTE]
-
-
 def test_request_schema_answers_in_the_apis_path_style() -> None:
     msgs = messages_of({"model": "claude-opus-4-6", "max_tokens": 5,
                         "messages": [{"role": "user", "content": [{"type": "text"}]}]})

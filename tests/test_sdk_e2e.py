@@ -15,13 +15,11 @@ import pytest
 import sim_cassettes as sc
 from anthropic import beta_async_tool, beta_tool
 
-pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
-
-import simulator  # noqa: E402
-from simulator.cassette import Cassette  # noqa: E402
-from simulator.faults import Fault, FaultPlan  # noqa: E402
-from simulator.routes import build  # noqa: E402
-from simulator.server import start_server  # noqa: E402
+import simulator
+from simulator.cassette import Cassette
+from simulator.faults import Fault, FaultPlan
+from simulator.routes import build
+from simulator.server import start_server
 
 MODES = ["in-process", "served"]
 

@@ -213,7 +213,6 @@ def test_tooluse_serve_without_headers_is_answered_as_the_api_does(tmp_path: Pat
 
 
 def test_tooluse_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
-    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
     proc = _tooluse("serve", str(_cassette(tmp_path)), "--port", "0")
     try:
         assert proc.stdout is not None
@@ -247,7 +246,6 @@ def test_tooluse_serve_usage_errors(tmp_path: Path, args: list[str], message: st
 
 
 def test_fault_options_reach_the_engine(tmp_path: Path) -> None:
-    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
     from conformance.cli import build_parser
     from conformance.cli.serve import engine_options
     from simulator.routes import build
@@ -261,7 +259,6 @@ def test_fault_options_reach_the_engine(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("send", [True, False], ids=["complete", "incomplete"])
 def test_tooluse_replay_narrates_and_summarises(tmp_path: Path, send: bool) -> None:
-    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
     proc = _tooluse("replay", str(_cassette(tmp_path)), "--port", "0")
     try:
         assert proc.stdout is not None

@@ -32,7 +32,6 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason(
 
 
 def test_typescript_sdk_completes_a_conversation_against_tooluse_serve(tmp_path: Path) -> None:
-    pytest.importorskip("simulator.engine", reason="the replay engine is not built yet")
     cassette = tmp_path / "weather.json"
     cassette.write_text(json.dumps(sc.weather().raw))
     code = "import sys; from conformance.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -71,12 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, modname in COMMANDS.items():
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name == modname:
-                continue  # not built yet
-            raise
+        mod = importlib.import_module(modname)
         p = mod.add_parser(sub, name)
         p.set_defaults(_run=mod.run)
         _plain_help(p)

@@ -51,12 +51,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{target}: no cassettes found (*.json)")
         report.checked += one.checked
         report.problems += one.problems
-        report.skipped.update(one.skipped)
     for problem in report.problems:
         print(problem)
     if not args.quiet:
-        for step, why in sorted(report.skipped.items()):
-            print(f"note: step {step!r} skipped: {why}", file=sys.stderr)
         files = len({p.path for p in report.problems})
         verdict = "clean" if report.ok else f"{len(report.problems)} problem(s) in {files} file(s)"
         print(f"{report.checked} cassette(s) linted: {verdict}", file=sys.stderr)

@@ -8,7 +8,6 @@ row. The fix is always the same: regenerate the matrix (``nox -s matrix``).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from conformance.matrix.model import catalog, check_record, fingerprint, row_checks
@@ -52,8 +51,3 @@ def _diff(changed: list[str], old: dict[str, Any], new: dict[str, Any]) -> str:
         else:
             parts.append(f"{k} was {json.dumps(before)[:120]}, now {json.dumps(after)[:120]}")
     return "; ".join(parts) or "fingerprint differs"
-
-
-def load_matrix(path: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(path.read_text())
-    return doc

@@ -8,14 +8,12 @@ writes ``junit.xml``, ``report.md`` and ``report.html`` (applying ``--expected-f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.results import CheckResult, RunInfo
 
 from .baseline import Baseline, BaselineVerdict, apply_baseline
-from .coverage import rules_from_log
 from .html import render_html
 from .junit import render_junit
 from .markdown import render_markdown
@@ -66,23 +64,14 @@ class RunReports:
 
     def __init__(self, out_dir: str | Path, *, baseline: Baseline | None = None,
                  progress: bool | None = None, stream: TextIO | None = None,
-                 coverage_corpus: Path | None = None, rules_fired: Iterable[str] = ()) -> None:
+                 coverage_corpus: Path | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.baseline = baseline
-        self.writer = ResultsWriter(self.out_dir / RESULTS, coverage_corpus=coverage_corpus,
-                                    rules_fired=set(rules_fired))
+        self.writer = ResultsWriter(self.out_dir / RESULTS, coverage_corpus=coverage_corpus)
         self.progress = Progress(stream, enabled=progress)
         self.paths: dict[str, Path] = {"results": self.writer.path}
         self.verdict: BaselineVerdict | None = None
         self.exit_code = 1
-
-    def add_rules_fired(self, rule_ids: Iterable[str]) -> None:
-        """Rule ids the simulator enforced during the run (shown in protocol coverage)."""
-        self.writer.rules_fired.update(rule_ids)
-
-    def add_simulator_log(self, log: Iterable[Any]) -> None:
-        """Take the rules a simulator enforced from its ``Simulator.log`` (for coverage)."""
-        self.writer.rules_fired.update(rules_from_log(log))
 
     def on_run_started(self, run: RunInfo) -> None:
         self.writer.on_run_started(run)

@@ -2,14 +2,12 @@
 
 Dimensions: tool versions (``simulator.registry.TOOLS``), content block types, tool-result error
 codes, stop reasons, simulator rules (``simulator.rules``, when installed) and catalog checks.
-"Exercised" comes from the run's subjects and results plus the cassettes it replayed (and rule
-ids the simulator reported firing). Every report shows the ``missing`` lists so a gap is visible.
+"Exercised" comes from the run's subjects and results plus the cassettes it replayed. Every report shows the ``missing`` lists so a gap is visible.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,22 +30,10 @@ def known_tool_versions() -> list[str]:
 
 
 def known_block_types() -> list[str]:
-    """Base blocks, each server tool's result block, and the typed objects inside those."""
-    try:  # the schemas package may publish the authoritative list
-        mod = importlib.import_module("simulator.schemas")
-        listed = getattr(mod, "BLOCK_TYPES", None)
-        if listed:
-            return sorted(set(listed))
-    except ImportError:
-        pass
-    types = set(_BASE_BLOCK_TYPES)
-    for tool in registry.TOOLS.values():
-        for result_type in tool.sub_tools.values():
-            types.add(result_type)
-            stem = result_type.removesuffix("_tool_result")
-            if tool.family == "code_execution":
-                types.update({f"{stem}_result", f"{result_type}_error"})
-    return sorted(types)
+    """Every content block type the schemas know (``simulator.schemas.BLOCK_TYPES``)."""
+    from simulator.schemas import BLOCK_TYPES
+
+    return sorted(set(BLOCK_TYPES))
 
 
 def known_error_codes() -> list[str]:
@@ -62,29 +48,16 @@ def known_stop_reasons() -> list[str]:
     return sorted(registry.STOP_REASONS)
 
 
-def known_rule_ids() -> list[str] | None:
-    """Rule ids from the simulator's rule registry; None when it is not installed."""
-    try:
-        mod = importlib.import_module("simulator.rules")
-    except ImportError:
-        return None
-    for attr in ("RULES", "REGISTRY", "rules"):
-        reg = getattr(mod, attr, None)
-        if isinstance(reg, dict):
-            return sorted(str(k) for k in reg)
-        if isinstance(reg, list | tuple):
-            return sorted(str(getattr(r, "id", r)) for r in reg)
-    for attr in ("rule_ids", "all_rules"):
-        fn = getattr(mod, attr, None)
-        if callable(fn):
-            return sorted(str(getattr(r, "id", r)) for r in fn())
-    return None
+def known_rule_ids() -> list[str]:
+    """Rule ids from the simulator's rule registry (``simulator.rules.RULES``)."""
+    from simulator.rules import RULES
+
+    return sorted(RULES)
 
 
 def _catalog() -> dict[str, Any]:
-    # registers every check of the suite; a broken check module must not stop a report
-    with contextlib.suppress(Exception):
-        importlib.import_module("conformance.checks")
+    import conformance.checks  # noqa: F401  (registers every check of the suite)
+
     return dict(CATALOG)
 
 
@@ -103,12 +76,6 @@ def _check_tool_types(families: set[str]) -> list[str]:
     """The tool types the catalog's checks of ``families`` are written for."""
     return sorted({t for chk in _catalog().values() if chk.family in families
                    for t in chk.applies_to})
-
-
-def rules_from_log(log: Iterable[Any]) -> set[str]:
-    """Rule ids a simulator enforced, from its event log (``Simulator.log``: ``rule_violated``)."""
-    return {str(e.rule_id) for e in log
-            if getattr(e, "kind", None) == "rule_violated" and getattr(e, "rule_id", None)}
 
 
 def _dimension(known: list[str] | None, exercised: Iterable[str],
@@ -141,10 +108,8 @@ CORPUS_CHECK = "loop.corpus.drives_every_conversation"
 
 def replayed_cassettes(results: Iterable[dict[str, Any]]) -> list[Cassette]:
     """The cassettes the agent-loop checks that ran replayed (``conformance.loops`` scenarios)."""
-    try:
-        from conformance.loops.scenarios import BY_ID
-    except Exception:  # not installed, or broken: coverage then omits these cassettes
-        return []
+    from conformance.loops.scenarios import BY_ID
+
     out: list[Cassette] = []
     seen: set[str] = set()
     ids = set()
@@ -157,20 +122,17 @@ def replayed_cassettes(results: Iterable[dict[str, Any]]) -> list[Cassette]:
         with contextlib.suppress(CassetteError):
             out.append(scenario.load())
     if CORPUS_CHECK in ids:  # the check that drives every conversation of the corpus
-        with contextlib.suppress(Exception):
-            from conformance.loops.corpus import replayed_cassettes as corpus_cassettes
+        from conformance.loops.corpus import replayed_cassettes as corpus_cassettes
 
-            known = {c.id for c in out}
-            out += [c for c in corpus_cassettes() if c.id not in known]
+        known = {c.id for c in out}
+        out += [c for c in corpus_cassettes() if c.id not in known]
     return out
 
 
 def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
-                 stats: TrafficStats | None = None,
-                 rules_fired: Iterable[str] = ()) -> dict[str, Any]:
+                 stats: TrafficStats | None = None) -> dict[str, Any]:
     """Coverage of the run in ``doc`` (a results document): its subjects and results, the corpus
-    it replayed (``corpus``), the cassettes its agent-loop checks replayed, and the rules a
-    simulator reported enforcing (``rules_fired``)."""
+    it replayed (``corpus``) and the cassettes its agent-loop checks replayed."""
     ran = [r for r in doc.get("results", []) if r["outcome"] != "skip"]
     if stats is None:
         stats = TrafficStats()
@@ -186,7 +148,7 @@ def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
     tool_versions |= {r["tool_type"] for r in ran if r.get("tool_type")}
     tool_versions |= set(stats.tool_types)
     block_types = set(stats.block_types) | set(stats.request_block_types)
-    rules = set(stats.expected_rules) | set(rules_fired)
+    rules = set(stats.expected_rules)
     checks = (r["check_id"] for r in ran)
     if not subjects:  # no subject records: measured against everything the suite knows
         known_checks, check_scope = known_check_ids(), None

@@ -52,13 +52,11 @@ class TrafficSide:
     refusals_unavailable: str | None = None
 
 
-def _rule_checker() -> tuple[Any, Any] | str:
-    """``(check_request, SimState)`` from the simulator, or the reason it is not available."""
-    try:
-        from simulator.rules import check_request
-        from simulator.state import SimState
-    except ImportError as e:  # pragma: no cover - the simulator ships with the package
-        return f"simulator rules not available ({e})"
+def _rule_checker() -> tuple[Any, Any]:
+    """``(check_request, SimState)`` from the simulator."""
+    from simulator.rules import check_request
+    from simulator.state import SimState
+
     return check_request, SimState
 
 

@@ -186,13 +186,11 @@ class ResultsWriter:
     """Listener that keeps ``path`` a valid ``results.json`` at every moment of the run.
 
     ``coverage_corpus``: when set (or when the run names its ``fixtures``), the finished file
-    carries protocol coverage computed from that corpus; ``rules_fired`` adds rule ids the
-    simulator reported during the run.
+    carries protocol coverage computed from that corpus.
     """
 
     path: Path
     coverage_corpus: Path | None = None
-    rules_fired: set[str] = field(default_factory=set)
     doc: dict[str, Any] | None = None
     _fragments: list[str] = field(default_factory=list, repr=False)
     _scanner: SecretScanner = field(default_factory=SecretScanner, repr=False)
@@ -227,7 +225,7 @@ class ResultsWriter:
         run["complete"] = bool(complete)
         run["interrupted"] = not complete
         corpus = self.coverage_corpus or (Path(run["fixtures"]) if run.get("fixtures") else None)
-        self.doc["coverage"] = coverage_for(self.doc, corpus=corpus, rules_fired=self.rules_fired)
+        self.doc["coverage"] = coverage_for(self.doc, corpus=corpus)
         self._flush(final=True)
 
     def _flush(self, *, final: bool = False) -> None:

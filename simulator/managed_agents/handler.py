@@ -112,9 +112,6 @@ class ManagedAgentsSimulator(SessionEndpoints, WorkEndpoints):
 
     # -- the Handler ------------------------------------------------------------------------
 
-    def handles(self, path: str) -> bool:
-        return path.startswith(PATH_PREFIXES)
-
     def __call__(self, request: SimRequest) -> SimResponse:
         route = self._route(request)
         try:

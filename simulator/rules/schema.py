@@ -7,32 +7,14 @@ and says so in the context notes.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from ..sources import protocol
 from .base import RuleContext, rule
 
-SKIPPED_NOTE = "request.schema skipped: simulator.validation is not available yet"
 #: An empty ``messages`` list, in the API's words (live bodies quoted in langgenius/dify#25953,
 #: 2025-09, and devoxx/DevoxxGenieIDEAPlugin#567, 2025-03); the schemas leave the length open.
 NO_MESSAGES = "messages: at least one message is required"
-
-
-_found: list[Any] = []
-
-
-def _validator() -> Any:
-    if _found:
-        return _found[0]
-    try:
-        mod = importlib.import_module("simulator.validation")
-    except ImportError:
-        return None
-    fn = getattr(mod, "validate", None)
-    if fn is not None:
-        _found.append(fn)
-    return fn
 
 
 def _first_error(result: Any, body: Any = None) -> str | None:
@@ -57,14 +39,10 @@ def _first_error(result: Any, body: Any = None) -> str | None:
 def request_schema(ctx: RuleContext) -> str | None:
     if ctx.body.get("messages") == []:
         return NO_MESSAGES
-    validate = _validator()
-    if validate is None:
-        ctx.notes.append(SKIPPED_NOTE)
-        return None
+    from ..validation import is_valid, validate
     h = ctx.history
     if h is not None:
         # Message items validate independently: those known valid need not be validated again.
-        from ..validation import is_valid
         unknown = [(m, f) for m, f in zip(h.messages, h.facts, strict=True) if not f.valid]
         if is_valid({**ctx.body, "messages": [m for m, _ in unknown]}, "request"):
             for _, f in unknown:
