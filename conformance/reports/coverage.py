@@ -20,11 +20,6 @@ from .traffic import TrafficStats, add_cassette, collect_corpus
 
 DIMENSIONS = ("tool_versions", "block_types", "error_codes", "stop_reasons", "rules", "checks")
 
-#: Block types every Messages API conversation may carry besides the tools' own result blocks.
-_BASE_BLOCK_TYPES = ("text", "thinking", "redacted_thinking", "tool_use", "tool_result",
-                     "server_tool_use", "container_upload")
-
-
 def known_tool_versions() -> list[str]:
     return sorted(registry.TOOLS)
 
