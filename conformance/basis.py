@@ -38,12 +38,15 @@ class Basis:
             raise ValueError("a translation needs the original beside it")
 
     def to_json(self, document: str) -> dict[str, Any]:
-        """``{"original", "language", "english", "rule"}`` (keys without a value left out);
-        ``english`` is the quote itself for an English document."""
+        """``{"original", "language", "original_url", "english", "rule"}`` (keys without a value
+        left out); ``english`` is the quote itself for an English document, and the project's
+        own translation otherwise (``original_url``: the translated page the original is on)."""
         out: dict[str, Any] = {}
         if self.original:
             out["original"] = self.original
             out["language"] = language(document)
+            if document in PAGES:
+                out["original_url"] = PAGES[document][2]
             out["english"] = self.english or self.original
         if self.rule:
             out["rule"] = self.rule
@@ -55,16 +58,35 @@ def language(document: str) -> str:
     return PAGES[document][1] if document in PAGES else "English"
 
 
+#: How a translated sentence is marked wherever it is shown: the English is the project's own
+#: translation of the quoted page, not the vendor's words.
+TRANSLATION_MARK = "(our translation)"
+
+
+def translated(basis: dict[str, Any] | None) -> bool:
+    """Whether the basis's English sentence is the project's translation of its original."""
+    return bool(basis and basis.get("original")
+                and basis.get("language", "English") != "English")
+
+
+def original_line(basis: dict[str, Any]) -> str:
+    """``Korean original: “…” — https://…/ko/…`` (the quote as the page says it, and the page)."""
+    url = f" \u2014 {basis['original_url']}" if basis.get("original_url") else ""
+    return f"{basis['language']} original: \u201c{basis['original']}\u201d{url}"
+
+
 def basis_lines(basis: dict[str, Any] | None) -> list[str]:
-    """The basis as plain lines (terminal, JUnit, ``tooluse checks``): the English sentence, the
-    original beside it when translated, and the rule."""
+    """The basis as plain lines (terminal, JUnit, ``tooluse checks``): the English sentence
+    (marked as the project's translation when it is one), the original beside it with its page,
+    and the rule."""
     if not basis:
         return []
     out: list[str] = []
     if basis.get("original"):
-        out.append(f"rests on: \u201c{basis['english']}\u201d")
-        if basis.get("language", "English") != "English":
-            out.append(f"  ({basis['language']} original: \u201c{basis['original']}\u201d)")
+        mark = f" {TRANSLATION_MARK}" if translated(basis) else ""
+        out.append(f"rests on: \u201c{basis['english']}\u201d{mark}")
+        if translated(basis):
+            out.append(f"  ({original_line(basis)})")
     if basis.get("rule"):
         head = "beyond the sentence" if out else "rests on no sentence"
         out.append(f"{head}: {basis['rule']}")
@@ -72,13 +94,13 @@ def basis_lines(basis: dict[str, Any] | None) -> list[str]:
 
 
 _DATA = ("the calibration rule (docs/checks.md): breaking it loses or corrupts the user's data; "
-         "no sentence of the seed states it")
+         "no sentence of the page states it")
 _CODE = ("the calibration rule (docs/checks.md): breaking it executes input as code; no sentence "
-         "of the seed states it")
+         "of the page states it")
 _HANG = "the calibration rule (docs/checks.md): breaking it hangs the session"
 _RECOVERS = ("SHOULD: judged by what the session does, not by the words of the answers: the next "
              "command works (the state kept, or a fresh session that replaced a shell that "
-             "ended, as seed 003's own design does), or it is answered at once with an error "
+             "ended, as the bash tool docs' own design does), or it is answered at once with an error "
              "and a restart brings the session back")
 
 # Sentences quoted more than once.
@@ -154,7 +176,7 @@ _MCP_ERROR = Basis(
     "can respond to.")
 _MIXED = Basis(
     "Continue with a user message of only `tool_result` blocks and the same tools.")
-_BYTES = Basis(*_STR_REPLACE, rule=_DATA + " (the seed says what each command changes; "
+_BYTES = Basis(*_STR_REPLACE, rule=_DATA + " (the page says what each command changes; "
                "changing anything else, such as line endings, tabs or bytes, is the loss)")
 
 #: Check id -> what it rests on. Every check in the catalog has an entry (a test holds it so).
@@ -186,7 +208,7 @@ BASES: dict[str, Basis] = {
     "editor.paths.relative_paths": Basis(
         "path: Path ke file atau direktori yang akan dilihat",
         "path: The path to the file or directory to view",
-        "a convention the docs leave open (INFO): the seed's own examples use relative paths "
+        "a convention the docs leave open (INFO): the page's own examples use relative paths "
         "(\"primes.py\", \"src/\", \"test_primes.py\") and no sentence requires absolute "
         "ones; a tool that takes only absolute paths refuses them with an error, which loses "
         "nothing"),
@@ -200,7 +222,7 @@ BASES: dict[str, Basis] = {
         "Versi ini menghapus perintah `undo_edit` tetapi mempertahankan semua kemampuan "
         "lainnya.",
         "This version removes the `undo_edit` command but keeps every other capability.",
-        "SHOULD: refusing it is what the seed's sample handler does (a recommendation); "
+        "SHOULD: refusing it is what the page's sample handler does (a recommendation); "
         "accepting it loses nothing"),
     "editor.view.line_numbers": Basis(
         "Nomor baris tidak diperlukan, tetapi sangat penting untuk berhasil menggunakan "
@@ -222,7 +244,7 @@ BASES: dict[str, Basis] = {
     "editor.errors.flagged_is_error": Basis(
         '"content": "Error: File tidak ditemukan", "is_error": true',
         '"content": "Error: File not found", "is_error": true',
-        "the seed's every error example carries is_error: true; a refusal reported as success "
+        "every error example of the page carries is_error: true; a refusal reported as success "
         "lies (the calibration rule)"),
     "editor.errors.missing_file": Basis(*_MISSING_FILE),
     "editor.errors.returned_not_raised": Basis(*_MISSING_FILE),
@@ -237,10 +259,10 @@ BASES: dict[str, Basis] = {
     "editor.insert.in_middle": Basis(*_INSERT_LINE),
     "editor.insert.newline_convention": Basis(
         "new_str: Teks yang akan disisipkan", "new_str: The text to insert",
-        "a convention the docs leave open (INFO): the seed's own example new_str ends in \\n and "
+        "a convention the docs leave open (INFO): the page's own example new_str ends in \\n and "
         "says nothing of how it is split; only a result that is neither convention corrupts"),
     "editor.insert.rejects_past_end": Basis(
-        *_INSERT_LINE, rule="the seed gives no upper bound: a line clearly past the end (or "
+        *_INSERT_LINE, rule="the page gives no upper bound: a line clearly past the end (or "
         "negative) names no place, and inserting anywhere else corrupts the file (the "
         "calibration rule: data); line count + 1 on a file ending in \\n is accepted"),
     "editor.bytes.crlf_preserved": _BYTES,
@@ -273,7 +295,7 @@ BASES: dict[str, Basis] = {
         "The undo_edit command lets Claude revert the last edit made to the file."),
     "editor.view.binary_file_answered": Basis(
         _VIEW.original, _VIEW.english,
-        "the seed says nothing of binary files; crashing, hanging or changing the file is "
+        "the page says nothing of binary files; crashing, hanging or changing the file is "
         "what the calibration rule forbids (hangs, data), so content or an error both pass"),
     "editor.view.directory_lists_entries": _VIEW,
     "editor.view.returns_file_content": Basis(
@@ -288,7 +310,7 @@ BASES: dict[str, Basis] = {
         "view_range (optional): An array of two integers giving the start and end line numbers "
         "to view. Line numbers start at 1,"),
     "editor.view.view_range_out_of_range_is_error": Basis(
-        *_VALIDATE_001, rule="inferred (SHOULD): the seed defines a range inside the file and "
+        *_VALIDATE_001, rule="inferred (SHOULD): the page defines a range inside the file and "
         "says nothing of one outside it; refusing a clearly invalid range is the validation it "
         "recommends"),
     # --- seed 002: programmatic tool calling (French) ---
@@ -298,7 +320,7 @@ BASES: dict[str, Basis] = {
         "Because the functions are async, Claude can fan out with asyncio.gather and call ten "
         "tools at once",
         "calls made at once are pending at once, and the reply to pending programmatic calls "
-        "holds only their tool_result blocks (seed 002, The five ways it breaks)"),
+        "holds only their tool_result blocks (the programmatic tool calling page, The five ways it breaks)"),
     "loop.ptc.pause_resume": _PTC_CONTAINER,
     "loop.ptc.pause_resume_streamed": _PTC_CONTAINER,
     "loop.ptc.several_pauses": Basis(
@@ -352,7 +374,7 @@ BASES: dict[str, Basis] = {
         "A command that never ends (such as one waiting for input) blocks the session forever, "
         "because the sentinel line never arrives. Give every command a deadline.",
         "with “Limitations”: the session cannot run a command that waits for input on stdin; in "
-        "the seed's own design such a command reads the tool's next line and the deadline ends "
+        "the page's own design such a command reads the tool's next line and the deadline ends "
         "it with an error, which is conformant; a command fed input nobody sent and answered as "
         "a success is a lie (the calibration rule)"),
     "bash.timeout.returns_error_in_time": Basis(
@@ -375,15 +397,15 @@ BASES: dict[str, Basis] = {
     "bash.errors.syntax_error_recovers": Basis(*_TELL_CLAUDE, rule=_RECOVERS),
     "bash.input.empty_or_comment_answered": Basis(
         _PERSIST.original, _PERSIST.english,
-        "an empty or comment-only command is input the seed does not name; a hang, or a session "
+        "an empty or comment-only command is input the page does not name; a hang, or a session "
         "lost for it, is what the calibration rule forbids (hangs, data); how it is answered "
         "(no output, a placeholder, an error) is left open"),
     "bash.output.non_utf8_answered": Basis(
-        *_OUTPUT_RETURNED, rule="the seed says nothing of output that is not UTF-8; a crash, a "
+        *_OUTPUT_RETURNED, rule="the page says nothing of output that is not UTF-8; a crash, a "
         "hang or the valid text around the bytes lost is what the calibration rule forbids "
         "(hangs, data); how the invalid bytes are shown is left open (reported)"),
     "bash.output.control_characters": Basis(
-        *_OUTPUT_RETURNED, rule="a convention the docs leave open (INFO): the seed asks for "
+        *_OUTPUT_RETURNED, rule="a convention the docs leave open (INFO): the page asks for "
         "the output, not for a byte format; the check reports which form it saw"),
     "bash.output.partial_last_line": Basis(*_OUTPUT_RETURNED),
     "bash.output.roundtrip": Basis(*_OUTPUT_RETURNED),
@@ -449,7 +471,7 @@ BASES: dict[str, Basis] = {
         "`insert{path,insert_line (0 = start of file),insert_text}`."),
     "editor.errors.documented_texts": Basis(
         'Errors, as `tool_result` with `"is_error":true`',
-        rule="a convention (INFO): the texts are examples (seed 001 asks for \u201can "
+        rule="a convention (INFO): the texts are examples (the text editor page asks for \u201can "
         "appropriate error message\u201d); the check reports which are used and fails only an "
         "empty error"),
     "editor.view.max_characters_truncates": Basis(

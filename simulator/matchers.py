@@ -249,16 +249,16 @@ EQUIVALENCES: tuple[Equivalence, ...] = (
         "tool order in `tools`", "tools", (), True,
         "a tool is named by `name` everywhere the protocol refers to one (tool_use.name, "
         "tool_choice.name, allowed_callers); no part refers to a position",
-        "PROTOCOL.md §1 (tool_use, caller); issue 23 (pydantic-ai and LangChain list client "
+        "docs/protocol-notes.md §1 (tool_use, caller); issue 23 (pydantic-ai and LangChain list client "
         "tools first)"),
     Equivalence(
         "`\"type\": \"custom\"` on a custom tool (a tool without a type is custom)", "tool",
         ("type",), True, "the SDK's ToolParam `type: Optional[Literal[\"custom\"]]`: the same tool",
-        "PROTOCOL.md §7 (custom tool definition) [S types/tool_param.py]; LiteLLM sends it"),
+        "docs/protocol-notes.md §7 (custom tool definition) [S types/tool_param.py]; LiteLLM sends it"),
     Equivalence(
         "`cache_control` on a tool (and on any block: not compared)", "tool", ("cache_control",),
         True, "prompt caching changes cost and usage, never a turn",
-        "PROTOCOL.md §2, §3 (optional definition fields) [S]"),
+        "docs/protocol-notes.md §2, §3 (optional definition fields) [S]"),
     Equivalence(
         "`eager_input_streaming`", "tool", ("eager_input_streaming",), True,
         "streams a tool_use input in finer input_json_delta parts; the input is the same",
@@ -267,12 +267,12 @@ EQUIVALENCES: tuple[Equivalence, ...] = (
         "an explicit default: `strict: false`, `defer_loading: false`, `allowed_callers: "
         "[\"direct\"]` on a custom tool", "tool", ("strict", "defer_loading", "allowed_callers"),
         True, "a field set to the value its absence means",
-        "PROTOCOL.md §1 (`allowed_callers` accepts \"direct\" (the default)), §2 (optional "
+        "docs/protocol-notes.md §1 (`allowed_callers` accepts \"direct\" (the default)), §2 (optional "
         "fields) [S: strict and defer_loading default to false]"),
     Equivalence(
         "`caller: {\"type\": \"direct\"}` on a resent block, present or omitted", "messages",
         ("caller",), True, "the default caller; `caller` is optional on tool_use and the server "
-        "blocks", "PROTOCOL.md §1 (caller union) [S]; real_traffic: 82 live resends drop it",
+        "blocks", "docs/protocol-notes.md §1 (caller union) [S]; real_traffic: 82 live resends drop it",
         "by construction (block contents are not matched); rule messages.resent_turn.unchanged"),
     Equivalence(
         "`metadata`, `system`, `max_tokens`, sampling, `stream`, `cache_control` on messages, "
@@ -291,22 +291,22 @@ EQUIVALENCES: tuple[Equivalence, ...] = (
     # --- meaning-carrying: still refused ----------------------------------------------------------
     Equivalence("a tool's `name`; a tool missing or added", "tools", ("name",), False,
                 "the model calls a tool by name; tool_use.name and tool_choice name it",
-                "PROTOCOL.md §1, §2 (definitions)"),
+                "docs/protocol-notes.md §1, §2 (definitions)"),
     Equivalence("a tool's `type` and version (`code_execution_20250825` vs `_20260120`)", "tool",
                 ("type",), False, "another version is another runtime (REPL state, PTC)",
-                "PROTOCOL.md §2 (versions); seed 000 (tool versions)"),
+                "docs/protocol-notes.md §2 (versions); code execution docs (Tool versions)"),
     Equivalence("`allowed_callers` (as a set)", "tool", ("allowed_callers",), False,
                 "who may call the tool: direct, or code (programmatic tool calling)",
-                "PROTOCOL.md §1; seed 002 (the caller field)"),
+                "docs/protocol-notes.md §1; programmatic tool calling docs (The caller field)"),
     Equivalence("a tool's own `description` (not a schema's)", "tool", ("description",), False,
                 "the model reads it as the tool's contract: \"La phrase sur le format de sortie "
                 "dans la description de votre outil cesse d'être de la documentation et devient "
-                "du code porteur\"", "seed 002 (what actually happens)"),
+                "du code porteur\"", "programmatic tool calling docs (What actually happens)"),
     Equivalence("every other tool option: `strict: true`, `defer_loading: true`, "
                 "`input_examples`, `max_uses`, `allowed_domains`, `max_characters`, ...", "tool",
                 ("strict", "defer_loading", "input_examples"), False,
                 "each changes what the API or the model does with the tool",
-                "PROTOCOL.md §2, §3 (definition fields); seed 001 (max_characters)"),
+                "docs/protocol-notes.md §2, §3 (definition fields); text editor docs (max_characters)"),
     Equivalence("property names, property types, `required` names, `enum` values and every "
                 "other assertion keyword (SCHEMA_ASSERTIONS) at any depth", "schema",
                 tuple(sorted(SCHEMA_ASSERTIONS)), False,
@@ -315,13 +315,13 @@ EQUIVALENCES: tuple[Equivalence, ...] = (
     Equivalence("the roles and block types of the messages, in order; the tool_use ids the last "
                 "message answers", "messages", (), False,
                 "the protocol of the conversation: what was called, what answers it",
-                "PROTOCOL.md §1 (continuation), §2 (client tool alongside code execution)",
+                "docs/protocol-notes.md §1 (continuation), §2 (client tool alongside code execution)",
                 "messages.shape.tolerant, tool_use_ids.answered"),
     Equivalence("a resent assistant turn's tool blocks: their order, inputs, callers, results",
                 "messages", ("input", "caller", "content"), False,
-                "the conversation tells the model what it did", "PROTOCOL.md §1, §2",
+                "the conversation tells the model what it did", "docs/protocol-notes.md §1, §2",
                 "rule messages.resent_turn.unchanged"),
-    Equivalence("`model`", "body", ("model",), False, "another model answers", "PROTOCOL.md §1",
+    Equivalence("`model`", "body", ("model",), False, "another model answers", "docs/protocol-notes.md §1",
                 "model"),
 )
 

@@ -108,7 +108,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
                           "self-hosted-sandboxes-custom-tools"),
 }
 
-#: PROTOCOL.md's numbered parts and the public page each gathers its facts from (its "Sources").
+#: PROTOCOL.md's numbered parts and the public page each gathers its documented facts from.
 PROTOCOL_PAGES: dict[str, str] = {
     "1": DOCS + "agents-and-tools/tool-use/programmatic-tool-calling",
     "2": DOCS + "agents-and-tools/tool-use/code-execution-tool",
@@ -120,15 +120,72 @@ PROTOCOL_PAGES: dict[str, str] = {
     "8": DOCS + "api/models",
 }
 
+#: The SDK release PROTOCOL.md's SDK facts ([S]) were read from, on GitHub.
+SDK = "https://github.com/anthropics/anthropic-sdk-python/blob/v2.10.0/src/anthropic/"
+#: The project's notes on the protocol, shipped in the package: the text of every fact cited from
+#: PROTOCOL.md, each with its public source (docs/protocol-notes.md; the wheel's
+#: conformance/docs/protocol-notes.md). Users read this name; PROTOCOL.md is not shipped.
+NOTES = "docs/protocol-notes.md"
 
-def page_url(document: str, section: str) -> str | None:
-    """The public documentation page a citation points to (None for captures and for PROTOCOL.md
-    parts gathered from several pages)."""
+#: PROTOCOL.md sections the checks cite, by the public page and section each fact is from (as the
+#: fact's tag in PROTOCOL.md names it: [D TE] the text editor page, [D RL] the rate-limits page,
+#: [S `_base_client.py`] the SDK file). Keyed by (section, tag); ``None`` matches any tag.
+PUBLIC: dict[tuple[str, str | None], tuple[str, str]] = {
+    ("1. Programmatic tool calling: Continuation request", None):
+        ("Programmatic tool calling: continuing after a pause", DOCS + "agents-and-tools/"
+         "tool-use/programmatic-tool-calling"),
+    ("1. Programmatic tool calling: Error texts and conditions", None):
+        ("Programmatic tool calling: error conditions", DOCS + "agents-and-tools/tool-use/"
+         "programmatic-tool-calling"),
+    ("2. Code execution tool: Client tool alongside code execution", None):
+        ("Server tools: a client tool alongside a server tool", DOCS + "agents-and-tools/"
+         "tool-use/server-tools"),
+    ("3. Text editor tool: Commands (insert_text)", None):
+        ("Text editor tool commands: insert", PROTOCOL_PAGES["3"]),
+    ("3. Text editor tool: Documented example texts", None):
+        ("Handle errors", PROTOCOL_PAGES["3"]),
+    ("3. Text editor tool: Type/name pairs (max_characters)", None):
+        ("max_characters (text_editor_20250728)", PROTOCOL_PAGES["3"]),
+    ("4. Bash tool: Semantics", None): ("How it works", PROTOCOL_PAGES["4"]),
+    ("5. Error responses: Headers (retry-after)", "D"):
+        ("Response headers: retry-after", DOCS + "api/rate-limits"),
+    ("5. Error responses: Headers (retry-after)", "S"):
+        ("Retries (the SDK's client: max_retries, retry-after)", SDK + "_base_client.py"),
+    ("7. Worker behaviour", None):
+        ("The SDK's self-hosted worker (poll, ack, heartbeat, stop)",
+         SDK + "lib/environments/_worker.py"),
+}
+
+
+def protocol_part(section: str) -> str:
+    """The number of a PROTOCOL.md section (``"3"`` for ``"3. Text editor tool: Commands"``;
+    empty for an unnumbered one)."""
+    head = section.split(".", 1)[0].strip()
+    return head if head.isdigit() else ""
+
+
+def public_source(section: str, tag: str = "D") -> tuple[str, str | None]:
+    """The public source of a PROTOCOL.md fact: (the section as a user reads it, its URL). A fact
+    the docs state is on its page, an SDK fact in the SDK's code on GitHub; an inference or an
+    undocumented fact has no public source (URL None): the project's notes carry its text."""
+    for key in ((section, tag), (section, None)):
+        if key in PUBLIC:
+            return PUBLIC[key]
+    part = protocol_part(section)
+    name = section[len(part) + 1:].strip() if part else section
+    if tag == "S":
+        return name, SDK.removesuffix("blob/v2.10.0/src/anthropic/")
+    if tag in ("I", "?"):
+        return name, None
+    return name, PROTOCOL_PAGES.get(part)
+
+
+def page_url(document: str, section: str, tag: str = "D") -> str | None:
+    """The public page a citation points to (None for captures and for inferred facts)."""
     if document in PAGES:
         return PAGES[document][0]
     if document == PROTOCOL:
-        number = section.split(".", 1)[0].strip()
-        return PROTOCOL_PAGES.get(number)
+        return public_source(section, tag)[1]
     return None
 
 
@@ -197,26 +254,30 @@ class Source:
     @property
     def url(self) -> str | None:
         """The public page (English) this citation's section is on."""
-        return page_url(self.document, self.section)
+        return page_url(self.document, self.section, self.tag)
 
     @property
     def section_en(self) -> str:
         return english_section(self.document, self.section)
 
     def cite(self) -> str:
-        """The citation as a user reads it: the section by its English name and the page to open,
-        ``Handle errors — https://platform.claude.com/docs/en/.../bash-tool (seed 003, Korean:
-        오류 처리하기)``; PROTOCOL.md parts and captures by their names."""
+        """The citation as a user reads it: the section by its English name and the public page
+        to open, ``Handle errors — https://platform.claude.com/docs/en/.../bash-tool (Korean:
+        오류 처리하기)``; a PROTOCOL.md fact by its public source and the shipped notes that quote
+        it (``… (text: docs/protocol-notes.md § 5)``); a capture by its id."""
         mark = "" if self.tag == "D" else f" [{self.tag}]"
         if self.document in PAGES:
             _, language, _ = PAGES[self.document]
             heading = self.section.removesuffix(f" ({self.section_en})")
-            original = f", {language}: {heading}" if heading != self.section_en else ""
-            where = f"seed {self.document[:3]}{original}"
-            return f"{self.section_en} — {self.url} ({where}){mark}"
+            original = f" ({language}: {heading})" if heading != self.section_en else ""
+            return f"{self.section_en} — {self.url}{original}{mark}"
         if self.document == PROTOCOL:
-            url = f" — {self.url}" if self.url else ""
-            return f"PROTOCOL.md § {self.section}{url}{mark}"
+            name, url = public_source(self.section, self.tag)
+            part = protocol_part(self.section)
+            notes = f"{NOTES} § {part}" if part else NOTES
+            if url:
+                return f"{name} — {url} (text: {notes}){mark}"
+            return f"{name} — {notes} (no public source){mark}"
         return f"{self}"
 
     def cite_json(self) -> dict[str, object]:

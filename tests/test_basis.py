@@ -29,9 +29,21 @@ def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def _document(shared: Path, document: str) -> str:
-    path = shared / "PROTOCOL.md" if document == PROTOCOL else shared / "seeds" / document
+    """The cited document's text: a seed, or for a PROTOCOL.md fact the shipped notes that
+    carry its words (docs/protocol-notes.md, what a user reads)."""
+    path = ROOT / "docs" / "protocol-notes.md" if document == PROTOCOL else shared / "seeds" / document
     return _normal(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("check_id", sorted(c for c, b in BASES.items()
+                                            if b.original and CATALOG[c].source.document == PROTOCOL))
+def test_a_protocol_quote_is_in_the_shipped_notes(check_id: str) -> None:
+    notes = _normal((ROOT / "docs" / "protocol-notes.md").read_text(encoding="utf-8"))
+    assert _normal(BASES[check_id].original) in notes, f"{check_id}: not in docs/protocol-notes.md"
 
 
 def test_every_check_has_a_basis() -> None:

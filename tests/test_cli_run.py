@@ -80,7 +80,7 @@ def test_checks_listing(capsys) -> None:
     assert main(["checks", "--family", "bash", "--tool-type", "bash_20241022"]) == 0
     out = capsys.readouterr().out
     assert "bash.session.cwd_persists  [MUST]" in out
-    assert "source: Handle errors — https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool (seed 003, Korean: " in out
+    assert "source: Handle errors — https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool (Korean: " in out
     assert main(["checks", "--json", "--family", "bash"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["id"] for r in rows} == {i for i in CATALOG if i.startswith("bash.")}

@@ -148,7 +148,8 @@ def test_cli_exit_codes_and_output(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2
     assert out[0].startswith(f"{bad}:/0/name: MUST custom_tool.name.reserved_prefix: ")
-    assert "004_4f295fb03dc034c9.txt" in out[0]
+    assert "https://platform.claude.com/docs/en/managed-agents/self-hosted-sandboxes-custom-tools" in out[0]
+    assert "004_4f295fb03dc034c9.txt" not in out[0]
     assert main(["lint-tools", "--json", str(bad)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert {f["rule"] for f in doc["findings"]} == {"custom_tool.name.reserved_prefix",

@@ -249,8 +249,8 @@ def stdin_does_not_hang(s: ToolSession) -> str:
         how = ("ended by the tool's timeout" if r.elapsed >= 0.8 * s.timeout
                else "answered at once with an error")
         if fed:
-            return (f"stdin: command {how}, after it read the session's own input (seed 003 "
-                    "Limitations: a command waiting on stdin cannot run)")
+            return (f"stdin: command {how}, after it read the session's own input (the bash "
+                    "tool docs, Limitations: a command waiting on stdin cannot run)")
         return f"stdin: command {how}"
     first = next((x.strip() for x in lines_of(r) if x.strip()), "")
     return f"stdin: answered without end of file ({first[:40]!r})"

@@ -329,7 +329,7 @@ def cut_short_says_so(s: ToolSession) -> str:
     if what:
         fail(s, f"the output came back cut short without a word: {what} missing and nothing "
              "says the output was truncated", received=_short(r),
-             documented="the whole output, or the kept part and a notice (seed 003's helper: "
+             documented="the whole output, or the kept part and a notice (the bash tool docs' helper: "
                         "\"... Output truncated ({n} total lines) ...\")",
              shows=lambda a: bool(_cut_silently(a.last, printed)))
     got = [x.strip() for x in lines_of(r)]

@@ -214,7 +214,7 @@ def insert_text_field(s: ToolSession) -> None:
        applies_to=tuple(t for t in EDITOR_TYPES if t not in NO_UNDO_TYPES), source=SRC_UNDO,
        statement="undo_edit reverts the last edit of the file (str_replace, insert); a second "
                  "undo_edit reverts the edit before it, or is refused with the file untouched "
-                 "(one level, as seed 001's own .backup design keeps).")
+                 "(one level, as the text editor docs' own .backup design keeps).")
 def undo_restores(s: ToolSession) -> str:
     path = plant(s, "f.txt", THREE)
     r = s.call({"command": "str_replace", "path": path, "old_str": "beta", "new_str": "BETA"})
@@ -237,7 +237,7 @@ def undo_restores(s: ToolSession) -> str:
 @check("editor.undo_edit.refused_without_undo", family=FAMILY, severity=Severity.SHOULD,
        applies_to=NO_UNDO_TYPES, source=SRC_CHANGELOG,
        statement="text_editor_20250429 and later have no undo_edit: it should be refused (as "
-                 "the seed's sample handler does), leaving the file untouched.")
+                 "the docs' sample handler does), leaving the file untouched.")
 def undo_refused(s: ToolSession) -> None:
     path = plant(s, "f.txt", THREE)
     r = s.call({"command": "str_replace", "path": path, "old_str": "beta", "new_str": "BETA"})
@@ -245,6 +245,6 @@ def undo_refused(s: ToolSession) -> None:
     edited = read(path)
     r = s.call({"command": "undo_edit", "path": path})
     expect_refused(s, r, f"undo_edit on {s.tool_type}",
-                   "an error: undo_edit was removed in text_editor_20250429 (seed 001 'Log "
-                   "perubahan' (Changelog))")
+                   "an error: undo_edit was removed in text_editor_20250429 (the text "
+                   "editor docs, Changelog)")
     expect_bytes(s, path, edited, "a refused undo_edit")

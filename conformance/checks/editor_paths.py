@@ -196,7 +196,7 @@ def outside_refused(s: ToolSession) -> None:
 
 @check("editor.paths.relative_paths", family=FAMILY, severity=Severity.INFO,
        applies_to=EDITOR_TYPES, source=SRC_VIEW,
-       statement="reports how a relative path (as seed 001's own examples write them: "
+       statement="reports how a relative path (as the text editor docs' own examples write them: "
                  "\"primes.py\") is taken: resolved against the working directory, or refused "
                  "(absolute paths only); both are conformant.")
 def relative_paths(s: ToolSession) -> str:

@@ -67,7 +67,7 @@ def view_line_numbers(s: ToolSession) -> None:
     pairs = [(int(a), int(b)) for a, b in _NUMBERED.findall(r.text)]
     if not pairs or any(a != b for a, b in pairs):
         fail(s, "view did not number each line with its own 1-based line number", received=r,
-             documented="1: line-001 alpha\\n2: line-002 alpha\\n... (seed 001 'Nomor baris' (Line numbers))")
+             documented="1: line-001 alpha\\n2: line-002 alpha\\n... (the text editor docs, Line numbers)")
 
 
 @check("editor.view.view_range_one_based_inclusive", family=FAMILY, severity=Severity.MUST,
@@ -126,7 +126,7 @@ def view_directory(s: ToolSession) -> None:
     missing = [n for n in ("main.py", "pkg", "notes.md") if n not in r.text]
     if missing:
         fail(s, f"the directory listing misses {missing}", received=r,
-             documented="a listing of the directory's entries (seed 001 'view': view lists "
+             documented="a listing of the directory's entries (the text editor docs, view: it lists "
                         "the contents of a directory)")
 
 
@@ -145,7 +145,7 @@ def view_max_characters(s: ToolSession) -> None:
     expect_success(s, r, "view of a file longer than max_characters")
     if "THE-LAST-LINE" in r.text or len(r.text) > limit + 300:
         fail(s, f"view output is {len(r.text)} characters with max_characters={limit}",
-             received=r, documented=f"at most {limit} characters of file content (PROTOCOL.md §3)")
+             received=r, documented=f"at most {limit} characters of file content (docs/protocol-notes.md § 3)")
     if "row-001 alpha" not in r.text:
         fail(s, "the truncated view does not start with the beginning of the file", received=r,
              documented="the first max_characters characters of the view output")

@@ -83,7 +83,7 @@ def judge(outcome: LoopOutcome) -> None:
         note = faults_note(outcome)
         raise CheckFailure(f"{rule_id}: {message}{more}" + (f" ({note})" if note else ""),
                            received=body,
-                           documented=f"{rule.statement} [{rule.source}]" if rule else None,
+                           documented=f"{rule.statement} [{rule.source.cite()}]" if rule else None,
                            reproducer=outcome.requests)
     why = not_judged(outcome) or unserved_faults(outcome)
     if why:
@@ -206,7 +206,7 @@ def corpus_drives_every_conversation(s: LoopSession) -> None:
     note = f"\n({len(skipped)} not run, declared unsupported: {skips})" if skipped else ""
     note += f"\n({attributed})" if attributed else ""
     raise CheckFailure(verdict.message() + note, received=first[2] if first else None,
-                       documented=f"{rule.statement} [{rule.source}]" if rule else None,
+                       documented=f"{rule.statement} [{rule.source.cite()}]" if rule else None,
                        reproducer=verdict.reproducer(REPRODUCER_SHOWN),
                        verify=_corpus_verifier(s, runs, verdict.failures[:REPRODUCER_SHOWN]))
 

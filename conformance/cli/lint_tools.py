@@ -24,7 +24,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=("auto", "agent", "messages"), default="auto",
                    help="which rules apply (default: guessed from the file)")
     p.add_argument("--max-tools", type=int, default=None, metavar="N",
-                   help="the agent tools limit (default 256, per seed 004; PROTOCOL.md says 128)")
+                   help="the agent tools limit (default 256, as the translated custom-tools page says; the English page says 128)")
     p.add_argument("--json", action="store_true", help="one JSON report per file")
     return p
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         for f in report.findings:
             print(f"{report.path}:{f.pointer or '/'}: {f.level} {f.rule}: {f.message} "
-                  f"[{f.source}]")
+                  f"[{f.source.cite()}]")
     if not args.json:
         clean = sum(1 for r in reports if not r.findings)
         print(f"{len(reports)} file(s), {found} violation(s), {clean} clean", file=sys.stderr)

@@ -148,8 +148,8 @@ _CE_VERSIONS = ("code_execution_20250825", "code_execution_20260120", "code_exec
 _PTC_VERSIONS = ("code_execution_20260120", "code_execution_20260521")
 #: Why a variant has no recording of a scenario.
 VARIANT_GAPS = {("code_execution", "code_execution_20250825"):
-                "programmatic tool calling needs code_execution_20260120 or later, seed 002 "
-                "\"Les chaînes de version, décodées\""}
+                "programmatic tool calling needs code_execution_20260120 or later (programmatic tool calling "
+                "page, The version strings, decoded)"}
 
 
 _CODE_EXECUTION = "code_execution"

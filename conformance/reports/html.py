@@ -11,6 +11,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from conformance.basis import TRANSLATION_MARK, translated
 from conformance.results import rejudged_note
 
 from .baseline import BaselineVerdict
@@ -66,12 +67,15 @@ def _basis_html(basis: dict[str, Any] | None) -> list[str]:
         return []
     out = []
     if basis.get("original"):
-        original = ""
-        if basis.get("language", "English") != "English":
+        original = mark = ""
+        if translated(basis):
+            mark = f' <span class="muted">{_e(TRANSLATION_MARK)}</span>'
+            url = basis.get("original_url", "")
+            page = f' \u2014 <a href="{_e(url)}">{_e(url)}</a>' if url else ""
             original = (f' <span class="muted">({_e(basis["language"])} original: '
                         f'<q lang="{_e(_LANG.get(basis["language"], ""))}">'
-                        f'{_e(basis["original"])}</q>)</span>')
-        out.append(f'<p class="basis">Rests on: <q>{_e(basis["english"])}</q>{original}</p>')
+                        f'{_e(basis["original"])}</q>{page})</span>')
+        out.append(f'<p class="basis">Rests on: <q>{_e(basis["english"])}</q>{mark}{original}</p>')
     if basis.get("rule"):
         head = "Beyond the sentence" if out else "Rests on no sentence"
         out.append(f'<p class="basis muted">{head}: {_e(basis["rule"])}</p>')

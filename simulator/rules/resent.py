@@ -59,12 +59,12 @@ LATITUDE: tuple[Latitude, ...] = (
              'Anda ingin menginterupsi percakapan." (resend it as-is, or modify its content to '
              "interrupt the conversation); its pending server_tool_use is judged by "
              "pause_turn.resend_assistant_content",
-             "seed 000, The pause_turn stop reason; PROTOCOL.md §2 pause_turn"),
+             "code execution docs, The pause_turn stop reason; docs/protocol-notes.md §2 pause_turn"),
     Latitude('caller {"type": "direct"} added or left out',
              '"`allowed_callers` accepts `"direct"` (the default)"; "`caller` is optional on '
              '`tool_use`, `server_tool_use`, `web_search_tool_result` and '
              '`web_fetch_tool_result`"',
-             "PROTOCOL.md §1; real_traffic llmanth/pydai resends drop it (82 blocks), answered 200"),
+             "docs/protocol-notes.md §1; real_traffic llmanth/pydai resends drop it (82 blocks), answered 200"),
     Latitude("null for a field the served block did not have (in result content)",
              "pydantic-ai resends web_fetch/mcp results with \"citations\": null where none was "
              "served, answered 200", "real_traffic pydai test_anthropic_web_fetch_tool, "
@@ -72,7 +72,7 @@ LATITUDE: tuple[Latitude, ...] = (
     Latitude("cache_control on any block; key order; numbers equal in value (1 and 1.0); a "
              "streamed input reassembled from its input_json_delta parts",
              "JSON objects are unordered (RFC 8259 §4); prompt caching changes usage, not the "
-             "conversation", "RFC 8259; PROTOCOL.md §2 (optional cache_control)"),
+             "conversation", "RFC 8259; docs/protocol-notes.md §2 (optional cache_control)"),
     Latitude("a finished server tool call dropped with its result (both left out of the copy); "
              "a client tool_use left out (what answers it is judged by the tool_result rules)",
              "pydantic-ai resends a tool-search turn without its server_tool_use and "
