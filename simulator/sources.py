@@ -226,8 +226,9 @@ class Source:
 
     def __post_init__(self) -> None:
         if self.document not in (*SEEDS, PROTOCOL, REAL_TRAFFIC):
-            raise ValueError(f"unknown source document {self.document!r}; use a seed file, "
-                             "PROTOCOL.md or real_traffic")
+            raise ValueError(f"unknown source document {self.document!r}; use one of the five "
+                             "documentation files (simulator.sources.PAGES), PROTOCOL.md or "
+                             "real_traffic")
         if not self.section:
             raise ValueError("a source needs a section")
 

@@ -95,7 +95,8 @@ def add_fault_options(p: argparse.ArgumentParser) -> None:
                    help="inject a fault into this fraction of requests (repeatable), e.g. "
                         "overloaded=0.1; kinds: rate_limit, api_error, overloaded, "
                         "request_too_large, drop, slow, stall, stream_error")
-    p.add_argument("--seed", type=int, default=0, help="seed for --fault draws (default 0)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="random seed for --fault draws (default 0)")
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -142,7 +142,7 @@ def run_line(doc: dict[str, Any]) -> str:
              f"Python {suite['python_version']}",
              # No seed: the property and model checks run derandomized (hypothesis derives
              # their examples from the check itself), so every run tries the same examples.
-             f"seed {run['seed']}" if run["seed"] is not None
+             f"random seed {run['seed']}" if run["seed"] is not None
              else "derandomized (the same examples every run)",
              f"started {run['started_at']}"]
     if run.get("finished_at"):
