@@ -259,6 +259,9 @@ class Source:
 
     @property
     def section_en(self) -> str:
+        """The section as a user reads it, in English (a PROTOCOL.md fact: its public source's)."""
+        if self.document == PROTOCOL:
+            return public_source(self.section, self.tag)[0]
         return english_section(self.document, self.section)
 
     def cite(self) -> str:

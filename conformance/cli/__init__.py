@@ -64,9 +64,13 @@ def _plain_help(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from conformance.shipped import docs_dir
     from simulator import version
 
-    parser = argparse.ArgumentParser(prog="tooluse", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(
+        prog="tooluse", description=DESCRIPTION,
+        epilog=f"The docs pages this help and the reports name are installed with the "
+               f"package: {docs_dir()}")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

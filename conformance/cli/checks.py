@@ -14,7 +14,7 @@ from conformance.errors import UsageError
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p = subparsers.add_parser(name, help="list the conformance check catalog",
                               description=__doc__.splitlines()[0])
-    p.add_argument("--family", default=None, metavar="F", help="only this family (bash, editor)")
+    p.add_argument("--family", default=None, metavar="F", help="only this family (bash, editor, loop, worker)")
     p.add_argument("--tool-type", default=None, metavar="T",
                    help="only the checks that apply to this tool type")
     p.add_argument("--json", action="store_true", help="the catalog as JSON")
