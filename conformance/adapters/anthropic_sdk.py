@@ -177,3 +177,75 @@ class AsyncMemoryToolEditor(MemoryToolEditor):
 
 def async_memory_tool_editor(workdir: Path, timeout: float | None = None) -> AsyncMemoryToolEditor:
     return AsyncMemoryToolEditor(workdir)
+
+
+_ASYNC = '''\
+LOOP = asyncio.new_event_loop()
+
+
+def run(coro):
+    return LOOP.run_until_complete(coro)
+'''
+
+_ANSWER = '''\
+def answer(raw):
+    # a tool's return value is the tool_result content
+    return raw if isinstance(raw, dict) else {"content": raw, "is_error": False}
+
+
+def refused(exc):
+    # the SDK's tool runner answers a ToolError with an error result
+    if isinstance(exc, ToolError):
+        return {"content": exc.content, "is_error": True}
+    return None
+'''
+
+
+def repro_calls(factory: str, timeout: float | None) -> Any:
+    """A reproducer's calls (:mod:`conformance.adapters._repro`): the SDK's tool objects called
+    with the tool input, as its tool runner calls them (``tool.call(input)``); the memory tool
+    rooted at ``base_path`` (its memories are ``W = base_path/memories``, paths ``/memories/...``)."""
+    from conformance.adapters._repro import UpstreamCalls, lit
+
+    if factory == "agent_toolset_bash":
+        ms = int((timeout or 120.0) * 1000)
+
+        def bash_call(tool_input: dict[str, Any]) -> str:
+            args = {k: v for k, v in tool_input.items() if k in ("command", "restart")}
+            if "command" in args:
+                args["timeout_ms"] = ms
+            return f"run(tool.call({lit(args)}))"
+
+        return UpstreamCalls(
+            install="anthropic",
+            imports=("import asyncio\nfrom anthropic.lib.tools import ToolError\n"
+                     "from anthropic.lib.tools.agent_toolset import AgentToolContext, "
+                     "beta_bash_tool\n\n" + _ASYNC),
+            make="tool = beta_bash_tool(AgentToolContext(workdir=W))",
+            call=bash_call, answer=_ANSWER,
+            close=("from anthropic.lib.tools._beta_functions import aclose_runnable_tool\n"
+                   "run(aclose_runnable_tool(tool))"))
+    if factory not in ("memory_tool_editor", "async_memory_tool_editor"):
+        return None
+    is_async = factory.startswith("async")
+    cls = "BetaAsyncLocalFilesystemMemoryTool" if is_async else "BetaLocalFilesystemMemoryTool"
+
+    def memory_call(tool_input: dict[str, Any]) -> str:
+        mapped = dict(tool_input)
+        path = mapped.get("path")
+        if isinstance(path, str) and (path == "$TOOLUSE_WORKDIR"
+                                      or path.startswith("$TOOLUSE_WORKDIR/")):
+            mapped["path"] = "/memories" + path[len("$TOOLUSE_WORKDIR"):]
+        expr = f"tool.call({lit(mapped)})"
+        return f"run({expr})" if is_async else expr
+
+    return UpstreamCalls(
+        install="anthropic",
+        imports=("import asyncio\nimport os\nimport tempfile\n"
+                 "from anthropic.lib.tools import ToolError\n"
+                 f"from anthropic.lib.tools._beta_builtin_memory_tool import {cls}\n\n"
+                 + (_ASYNC if is_async else "")),
+        make=(f"tool = {cls}(base_path=BASE)\n"
+              "W = os.path.join(BASE, 'memories')  # the tool's /memories\n"
+              "os.makedirs(W, exist_ok=True)"),
+        call=memory_call, answer=_ANSWER, tool_makes_workdir=True)

@@ -65,3 +65,26 @@ class FileEditor:
 def file_editor(workdir: Path, timeout: float | None = None) -> FileEditor:
     """Factory: openhands-aci's ``file_editor`` (``text_editor_20250124``)."""
     return FileEditor(workdir)
+
+
+def repro_calls(factory: str, timeout: float) -> Any:
+    """A reproducer's calls (:mod:`conformance.adapters._repro`): ``file_editor(**input)`` as
+    OpenHands' runtime calls it, its marked JSON read as OpenHands reads it."""
+    from conformance.adapters._repro import UpstreamCalls, kwargs
+
+    return UpstreamCalls(
+        install=REQUIREMENT,
+        imports="import json\nimport re\nfrom openhands_aci.editor import file_editor",
+        make="",
+        call=lambda tool_input: f"file_editor({kwargs(tool_input)})",
+        answer=(
+            "def answer(raw):\n"
+            "    # file_editor returns JSON between <oh_aci_output_ID> lines; OpenHands shows the\n"
+            "    # model formatted_output_and_error, an error when 'error' is set\n"
+            "    body = re.search(r'<oh_aci_output_[0-9a-f]+>\\n(.*)\\n</oh_aci_output_', raw,\n"
+            "                     re.DOTALL).group(1)\n"
+            "    data = json.loads(body)\n"
+            "    return {'content': data['formatted_output_and_error'],\n"
+            "            'is_error': bool(data.get('error'))}\n\n\n"
+            "def refused(exc):\n"
+            "    return None\n"))

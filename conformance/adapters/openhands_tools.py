@@ -85,13 +85,7 @@ class Executor:
     def _action_input(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         if self.bash_timeout is None:
             return tool_input
-        if tool_input.get("restart") is True and "command" not in tool_input:
-            return {"command": "", "reset": True}
-        mapped = {k: v for k, v in tool_input.items() if k != "restart"}
-        if "restart" in tool_input:  # restart: false, or with a command: the tool's own checks
-            mapped["reset"] = tool_input["restart"]
-        mapped.setdefault("timeout", self.bash_timeout)
-        return mapped
+        return _bash_action(tool_input, self.bash_timeout)
 
     def __call__(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -134,3 +128,59 @@ def terminal_tmux(workdir: Path, timeout: float | None = None) -> Executor:
 def terminal_subprocess(workdir: Path, timeout: float | None = None) -> Executor:
     """Factory: ``TerminalExecutor`` with its subprocess (pty) back-end."""
     return _terminal(workdir, timeout, "subprocess")
+
+
+_ANSWER = '''\
+def answer(observation):
+    # what the SDK's agent shows the model: observation.to_llm_content, and the tool's flag
+    text = "".join(getattr(item, "text", "") for item in observation.to_llm_content)
+    return {"content": text, "is_error": bool(observation.is_error)}
+
+
+def refused(exc):
+    # the agent answers arguments that do not validate with an error, without running the tool
+    if type(exc).__name__ == "ValidationError":
+        return {"content": f"Error validating tool arguments: {exc}", "is_error": True}
+    return None
+'''
+
+
+def repro_calls(factory: str, timeout: float) -> Any:
+    """A reproducer's calls (:mod:`conformance.adapters._repro`): the executor called with the
+    action the SDK's agent validates from the tool input (``Action.model_validate(input)``); a
+    bash ``restart`` is the terminal's ``reset``, the suite's timeout the action's ``timeout``."""
+    from conformance.adapters._repro import UpstreamCalls, lit
+
+    env = (("LITELLM_LOCAL_MODEL_COST_MAP", "True"),)
+    if factory == "file_editor":
+        return UpstreamCalls(
+            install=REQUIREMENT, env=env,
+            imports=("from openhands.tools.file_editor.definition import FileEditorAction\n"
+                     "from openhands.tools.file_editor.impl import FileEditorExecutor"),
+            make="executor = FileEditorExecutor(workspace_root=W)",
+            call=lambda i: f"executor(FileEditorAction.model_validate({lit(i)}))",
+            answer=_ANSWER)
+    if factory not in ("terminal_tmux", "terminal_subprocess"):
+        return None
+    kind = factory.removeprefix("terminal_")
+
+    def call(tool_input: dict[str, Any]) -> str:
+        return f"executor(TerminalAction.model_validate({lit(_bash_action(tool_input, timeout))}))"
+
+    return UpstreamCalls(
+        install=REQUIREMENT, env=env,
+        imports=("from openhands.tools.terminal.definition import TerminalAction\n"
+                 "from openhands.tools.terminal.impl import TerminalExecutor"),
+        make=f"executor = TerminalExecutor(working_dir=W, terminal_type={kind!r})",
+        call=call, answer=_ANSWER, close="executor.close()")
+
+
+def _bash_action(tool_input: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """The action the adapter sends for a bash tool input (:meth:`Executor._action_input`)."""
+    if tool_input.get("restart") is True and "command" not in tool_input:
+        return {"command": "", "reset": True}
+    mapped = {k: v for k, v in tool_input.items() if k != "restart"}
+    if "restart" in tool_input:  # restart: false, or with a command: the tool's own checks
+        mapped["reset"] = tool_input["restart"]
+    mapped.setdefault("timeout", timeout)
+    return mapped

@@ -94,3 +94,73 @@ class SweRexBash:
 def local_runtime_bash(workdir: Path, timeout: float | None = None) -> SweRexBash:
     """Factory: a SWE-ReX ``LocalRuntime`` bash session in ``workdir``."""
     return SweRexBash(workdir, timeout)
+
+
+_HELPERS = '''\
+LOOP = asyncio.new_event_loop()
+
+
+def run(coro):
+    return LOOP.run_until_complete(coro)
+
+
+async def start_session(runtime, workdir, timeout):
+    # as SWE-agent: a session, then cd into the repository
+    await runtime.create_session(CreateBashSessionRequest(startup_timeout=max(timeout, 10.0)))
+    await runtime.run_in_session(BashAction(command="cd " + shlex.quote(workdir),
+                                            timeout=timeout, check="silent"))
+
+
+async def communicate(runtime, command, timeout):
+    # SWE-agent's communicate: check="silent"; on a timeout it interrupts the session
+    try:
+        obs = await runtime.run_in_session(BashAction(command=command, timeout=timeout,
+                                                      check="silent"))
+    except CommandTimeoutError as e:
+        interrupted = await runtime.run_in_session(BashInterruptAction())
+        return {"content": str(e) + (f"\\n{interrupted.output}" if interrupted.output else ""),
+                "is_error": True}
+    except BashIncorrectSyntaxError as e:
+        return {"content": str(e), "is_error": True}
+    return {"content": obs.output, "is_error": obs.exit_code != 0}
+
+
+async def restart(runtime, workdir, timeout):
+    await runtime.close_session(CloseBashSessionRequest())
+    await start_session(runtime, workdir, timeout)
+    return {"content": "tool has been restarted.", "is_error": False}
+
+
+def answer(raw):
+    return raw
+
+
+def refused(exc):
+    return None
+'''
+
+
+def repro_calls(factory: str, timeout: float | None) -> Any:
+    """A reproducer's calls (:mod:`conformance.adapters._repro`): a ``LocalRuntime`` session
+    driven as SWE-agent drives it (the mapping above)."""
+    from conformance.adapters._repro import UpstreamCalls
+
+    t = timeout or DEFAULT_TIMEOUT
+
+    def call(tool_input: dict[str, Any]) -> str:
+        from conformance.adapters._repro import lit
+
+        if tool_input.get("restart") is True:
+            return f"run(restart(runtime, W, {t!r}))"
+        return f"run(communicate(runtime, {lit(tool_input.get('command'))}, {t!r}))"
+
+    return UpstreamCalls(
+        install=REQUIREMENT,
+        imports=("import asyncio\nimport shlex\n"
+                 "from swerex.exceptions import BashIncorrectSyntaxError, CommandTimeoutError\n"
+                 "from swerex.runtime.abstract import (BashAction, BashInterruptAction,\n"
+                 "                                     CloseBashSessionRequest,\n"
+                 "                                     CreateBashSessionRequest)\n"
+                 "from swerex.runtime.local import LocalRuntime\n\n" + _HELPERS),
+        make=f"runtime = LocalRuntime()\nrun(start_session(runtime, W, {t!r}))",
+        call=call, answer="", close="run(runtime.close())")

@@ -29,6 +29,7 @@ COMMANDS = {
     "lint-fixtures": "conformance.cli.lint_fixtures",
     "lint-tools": "conformance.cli.lint_tools",
     "matrix": "conformance.cli.matrix",
+    "findings": "conformance.cli.findings",
     "fidelity": "conformance.cli.fidelity",
     "init": "conformance.cli.init",
 }

@@ -1,0 +1,181 @@
+"""`tooluse findings` (issue 39): a small matrix of the suite's own broken subjects, with the
+reference beside them, gives one folder per failing cell whose repro.py exits 1 against the
+broken subject and 0 against the reference; ISSUE.md is rendered from a finding; the committed
+findings' reproducers are valid standalone Python."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.findings.model import Finding
+from conformance.findings.sources import cause_of, source_lines
+from conformance.findings.write import render_issue
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "broken"
+CHECKS = ["bash.errors.failure_flagged", "editor.bytes.crlf_preserved"]
+#: (column, check, the reference spec the same steps pass on)
+CELLS = [("never-flags", "bash.errors.failure_flagged", "conformance.reference.bash:factory"),
+         ("text-mode-io", "editor.bytes.crlf_preserved",
+          "conformance.reference.editor:text_editor_20250728")]
+
+
+def _config(tmp: Path) -> Path:
+    cfg = tmp / "matrix.toml"
+    cfg.write_text(textwrap.dedent(f"""\
+        [matrix]
+        timeout = 3.0
+
+        [[subject]]
+        name = "reference-bash"
+        tool_type = "bash_20250124"
+        factory = "conformance.reference.bash:factory"
+
+        [[subject]]
+        name = "never-flags"
+        tool_type = "bash_20250124"
+        factory = "{BROKEN}/bash_never_flags.py:factory"
+
+        [[subject]]
+        name = "reference-editor"
+        tool_type = "text_editor_20250728"
+        factory = "conformance.reference.editor:text_editor_20250728"
+
+        [[subject]]
+        name = "text-mode-io"
+        tool_type = "text_editor_20250728"
+        factory = "{BROKEN}/editor_broken_bytes.py:TextModeIO.factory"
+        """))
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("findings")
+    out = tmp / "matrix"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["matrix", str(_config(tmp)), "--out", str(out), "--envs", str(tmp / "envs"),
+                     "--check", *CHECKS]) == 0
+        assert main(["findings", str(out)]) == 0
+    return out / "findings"
+
+
+def _run(repro: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, repro.name, *args], cwd=repro.parent, text=True,
+                          capture_output=True, timeout=120, check=False)
+
+
+def test_one_folder_per_failing_cell(findings: Path) -> None:
+    folders = sorted(p.parent.relative_to(findings).as_posix()
+                     for p in findings.glob("*/*/finding.json"))
+    assert folders == sorted(f"{col}/{check}" for col, check, _ in CELLS)
+    index = (findings / "README.md").read_text()
+    assert "| never-flags | this suite | 1 | 1 | 0 | 1 |" in index
+
+
+@pytest.mark.parametrize(("column", "check", "reference"), CELLS)
+def test_repro_exits_1_on_the_broken_subject_and_0_on_the_reference(
+        findings: Path, column: str, check: str, reference: str) -> None:
+    repro = findings / column / check / "repro.py"
+    source = repro.read_text()
+    imported = {n.names[0].name.split(".")[0] for n in ast.walk(ast.parse(source))
+                if isinstance(n, ast.Import)}
+    imported |= {n.module.split(".")[0] for n in ast.walk(ast.parse(source))
+                 if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= set(sys.stdlib_module_names), imported  # the suite is not imported
+    broken = _run(repro)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "defect present" in broken.stdout and "https://platform.claude.com/" in broken.stdout
+    fixed = _run(repro, reference)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "not reproduced" in fixed.stdout
+
+
+def test_verify_records_the_exit_codes(findings: Path) -> None:
+    matrix_dir = findings.parent
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["findings", str(matrix_dir), "--verify", "--no-write"]) == 0
+    for column, check, _ in CELLS:
+        record = json.loads((findings / column / check / "finding.json").read_text())
+        assert [e["exit_code"] for e in record["exit_codes"]] == [1]
+        assert record["level"] == "MUST" and record["fingerprint"]
+    assert "reproduces at" in (findings / "README.md").read_text()
+
+
+def test_issue_md_from_the_matrix(findings: Path) -> None:
+    issue = (findings / "text-mode-io" / "editor.bytes.crlf_preserved" / "ISSUE.md").read_text()
+    assert issue.startswith("# text-mode-io: after str_replace, bytes outside the edited span")
+    for part in ("## What the docs say", "## Expected", "## Actual", "## Reproduce",
+                 "python repro.py", "**Level**: MUST", "text-editor-tool"):
+        assert part in issue, part
+
+
+def _finding(**over: object) -> Finding:
+    values: dict[str, object] = dict(
+        check_id="editor.bytes.crlf_preserved", column="openhands-aci", level="MUST",
+        package="openhands-aci", version="0.3.3", check_fingerprint="abc",
+        statement="CRLF line endings survive every command: no newline translation.",
+        sentence="The str_replace command lets Claude replace a specific string in a file.",
+        url="https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool",
+        section="str_replace", cite="str_replace", why_level="it loses the user's data",
+        message="after str_replace, bytes outside the edited span changed",
+        received="b'first\\nEDITED\\n'", documented="b'first\\r\\nEDITED\\r\\n'",
+        reproducer=[{"command": "str_replace", "path": "$TOOLUSE_WORKDIR/dos.txt",
+                     "old_str": "TOKEN", "new_str": "EDITED"}],
+        setup=[{"before_input": 1, "path": "$TOOLUSE_WORKDIR/dos.txt",
+                "text": "first\r\nTOKEN\r\n"}],
+        rerun="tooluse run ...", implementation={"requirements": ["openhands-aci==0.3.3"]},
+        timeout=3.0, source_lines="`editor.py:653`: text mode", repro="repro.py")
+    values.update(over)
+    return Finding(**values)  # type: ignore[arg-type]
+
+
+def test_issue_md_rendered_from_a_finding() -> None:
+    text = render_issue(_finding())
+    lines = text.splitlines()
+    assert lines[0] == "# openhands-aci 0.3.3: after str_replace, bytes outside the edited span changed"
+    assert "- **Implementation**: `openhands-aci` (openhands-aci 0.3.3)" in lines
+    assert "- **Level**: MUST: it loses the user's data" in lines
+    assert "> The str_replace command lets Claude replace a specific string in a file." in lines
+    assert ("str_replace: https://platform.claude.com/docs/en/agents-and-tools/tool-use/"
+            "text-editor-tool") in lines
+    assert "`editor.py:653`: text mode" in lines
+    assert "pip install openhands-aci==0.3.3" in lines
+    assert '"text": "first\\r\\nTOKEN\\r\\n"' in text  # the planted file, as JSON
+    none = render_issue(_finding(repro=None, repro_reason="no oracle"))
+    assert "No standalone reproducer: no oracle." in none and "tooluse run ..." in none
+
+
+def test_source_lines_come_from_the_docs() -> None:
+    table = source_lines(ROOT)
+    assert "editor.py:653" in (cause_of(table, "openhands-aci", "editor.bytes.crlf_preserved")
+                               or "")
+    assert cause_of(table, "langchain-anthropic", "loop.ptc.pause_resume")  # a pattern section
+    assert cause_of(table, "openhands-tools-terminal-tmux", "bash.timeout.session_usable_after") \
+        is None  # a subprocess-only row
+
+
+@pytest.mark.parametrize("matrix", ["matrix", "frameworks"])
+def test_committed_reproducers_are_standalone_python(matrix: str) -> None:
+    folder = ROOT / "reports" / matrix / "findings"
+    if not folder.exists():
+        pytest.skip(f"reports/{matrix}/findings not generated")
+    for repro in folder.glob("*/*/repro.py"):
+        tree = ast.parse(repro.read_text(), str(repro))
+        mods = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
+        mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module}
+        assert "conformance" not in mods and "simulator" not in mods, repro
+    for record in folder.glob("*/*/finding.json"):
+        data = json.loads(record.read_text())
+        assert data["repro"] or data["repro_reason"], record
