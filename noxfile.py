@@ -158,6 +158,18 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def findings(session: nox.Session) -> None:
+    """The findings of both committed matrices (docs/matrix.md "Findings a maintainer can run"):
+    one folder per failing cell (repro.py, ISSUE.md, finding.json) under reports/matrix/findings/
+    and reports/frameworks/findings/, each reproducer run in its column's pinned environment
+    (those `nox -s matrix` built under ~/.cache/tooluse/matrix; a column whose environment is not
+    built is left unverified, never built here)."""
+    session.install("-e", ".[serve]")
+    for matrix_dir in ("reports/matrix", "reports/frameworks"):
+        session.run("tooluse", "findings", matrix_dir, "--verify", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks, as ratios measured in one run; writes reports/bench.json."""
     session.install("-e", ".[test,bench]")

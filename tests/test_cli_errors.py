@@ -70,6 +70,7 @@ CASES = [
     (["matrix", "missing.toml", "--out", "m"], ["missing.toml", "cannot read the matrix config"]),
     (["matrix", "corrupt.json", "--out", "m"], ["corrupt.json", "not valid TOML"]),
     (["fidelity", "/nope"], ["/nope", "no such captures directory"]),
+    (["findings", "/nope"], ["/nope", "no matrix.json"]),
     (["init", "bash", "--out", "/nope/dir/tool.py"], ["/nope/dir", "not a directory"]),
     (["fidelity", "corrupt.json"], ["corrupt.json", "directory of capture files"]),
 ]

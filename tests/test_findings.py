@@ -179,3 +179,36 @@ def test_committed_reproducers_are_standalone_python(matrix: str) -> None:
     for record in folder.glob("*/*/finding.json"):
         data = json.loads(record.read_text())
         assert data["repro"] or data["repro_reason"], record
+
+
+def _committed_tool_findings() -> list[Finding]:
+    from conformance.findings.model import collect
+
+    matrix_dir = ROOT / "reports" / "matrix"
+    return collect(matrix_dir) if (matrix_dir / "matrix.json").exists() else []
+
+
+#: The reference subject of each tool type (every check passes on it).
+REFERENCE = {"bash_20250124": "conformance.reference.bash:factory",
+             "text_editor_20250124": "conformance.reference.editor:text_editor_20250124",
+             "text_editor_20250728": "conformance.reference.editor:text_editor_20250728"}
+
+
+@pytest.mark.parametrize("finding", _committed_tool_findings(),
+                         ids=lambda f: f"{f.column}/{f.check_id}")
+def test_each_committed_counterexample_passes_on_the_reference(finding: Finding,
+                                                               tmp_path: Path) -> None:
+    """The oracle of every committed tool-matrix finding, on the same steps sent to the
+    reference instead of the implementation, says "not reproduced": a reproducer exits 1 for the
+    implementation's behaviour, not whatever the subject does."""
+    import dataclasses
+
+    from conformance.findings.write import write_findings
+
+    impl = dict(finding.implementation, kind="factory",
+                spec=REFERENCE[finding.implementation["tool_type"]])
+    [record] = write_findings([dataclasses.replace(finding, implementation=impl)],
+                              tmp_path / "out", root=ROOT, title="reference")
+    assert record["repro"], record["repro_reason"]
+    done = _run(tmp_path / "out" / finding.column / finding.check_id / "repro.py")
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]

@@ -13,7 +13,6 @@ absolute path, made by the reproducer) and ``here(text)`` puts ``W`` where a ste
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,7 @@ def lit(value: Any) -> str:
         return "{" + ", ".join(f"{k!r}: {lit(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(lit(v) for v in value) + "]"
-    return json.dumps(value) if value is None or isinstance(value, bool) else repr(value)
+    return repr(value)  # None, True, False, numbers
 
 
 def kwargs(value: dict[str, Any]) -> str:

@@ -49,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     matrix_json = args.matrix_dir / "matrix.json"
     if not matrix_json.is_file():
         raise UsageError(f"{args.matrix_dir}: no matrix.json (a tooluse matrix --out directory)")
+    try:
+        doc = json.loads(matrix_json.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"{matrix_json}: not a readable matrix.json: {e}") from e
     out = args.out or args.matrix_dir / "findings"
     if args.no_write:
         records = load_records(out)
@@ -58,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"tooluse findings: {len(records)} finding(s), {with_repro} reproducer(s) in {out}")
     if not args.verify:
         return EXIT_OK
-    doc = json.loads(matrix_json.read_text())
     impls = {i["name"]: i for i in doc["implementations"]}
     title = f"{doc.get('config') or args.matrix_dir.name} ({args.matrix_dir.as_posix()})"
     records = verify(out, impls, title=title, columns=args.columns,

@@ -71,11 +71,25 @@ def _text(value: Any) -> str:
 
 def _why(level: str, basis: dict[str, Any]) -> str:
     rule = str(basis.get("rule") or "").strip()
+    for prefix in (f"{level}: ", f"{level} ", f"{level.lower()} "):
+        rule = rule.removeprefix(prefix)
     if rule:
         return rule
     if level == "MUST":
         return "the docs state it (the sentence above): a MUST of the suite, blocking"
     return "a recommendation of the docs, or a convention they leave open: a SHOULD, not blocking"
+
+
+def _npm_of(config: Path) -> dict[str, list[str]]:
+    """The config's npm columns (``npm = [...]``), when the config is where it says."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(config.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return {str(s.get("name")): [str(x) for x in s.get("npm") or []]
+            for s in raw.get("subject", []) if s.get("npm")}
 
 
 def _timeout(run: dict[str, Any]) -> float:
@@ -91,7 +105,14 @@ def collect(matrix_dir: Path) -> list[Finding]:
     from simulator.sources import cite_json_text
 
     doc = json.loads((matrix_dir / "matrix.json").read_text())
-    impls = {i["name"]: i for i in doc["implementations"]}
+    impls = {i["name"]: dict(i) for i in doc["implementations"]}
+    for name, npm in _npm_of(Path(str(doc.get("config") or ""))).items():
+        impl = impls.get(name)
+        if impl is not None and not impl.get("version") and npm:
+            # an npm column: its package is the last one named (the provider), pinned there
+            impl["npm"] = npm
+            package, _, version = npm[-1].rpartition("@")
+            impl["version_of"], impl["version"] = package, version
     results: dict[str, dict[str, dict[str, Any]]] = {}
     out: list[Finding] = []
     for row in doc["checks"]:

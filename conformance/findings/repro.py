@@ -190,6 +190,7 @@ def render_repro(*, title: str, header: str, calls: UpstreamCalls, oracle: Oracl
     for name, value in calls.env:
         lines.append(f"    os.environ.setdefault({name!r}, {value!r})")
     lines += [_block(calls.make, "    ") if calls.make.strip() else "    pass",
+              "    globals().update(locals())  # the tool, for close_tool()",
               "    os.environ['TOOLUSE_WORKDIR'] = W",
               f"    print(f'{check_id}: {{len(STEPS)}} input(s) in {{W}}')",
               "    results = []"]

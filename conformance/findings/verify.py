@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -20,6 +21,16 @@ from typing import Any
 from conformance.findings.write import FINDING_FILE, INDEX, load_records, render_index
 
 __all__ = ["python_of", "verify"]
+
+#: The reproducer's temporary directories, as its output names them.
+_TEMP = re.compile(r"/[^\s'\"]*/repro-[A-Za-z0-9_]+(?P<work>/work|/memories)?")
+
+
+def placeholders(line: str) -> str:
+    """``line`` with the reproducer's temporary directories as ``$TOOLUSE_WORKDIR`` (its working
+    directory) and ``$REPRO_BASE`` (the folder around it), so a record does not change with them."""
+    return _TEMP.sub(lambda m: "$TOOLUSE_WORKDIR" if m.group("work") else "$REPRO_BASE", line)
+
 
 #: Seconds one reproducer may run (a hang is caught inside it, per step).
 REPRO_LIMIT = 600.0
@@ -58,11 +69,11 @@ def verify(out: Path, impls: dict[str, dict[str, Any]], *, title: str,
                                       timeout=REPRO_LIMIT, check=False)
                 entry["exit_code"] = done.returncode
                 tail = done.stdout.decode(errors="replace").strip().splitlines()[-3:]
-                entry["output"] = tail
+                entry["output"] = [placeholders(line) for line in tail]
                 if done.returncode not in (0, 1):
                     entry["note"] = (done.stdout + done.stderr).decode(
                         errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-                    entry["note"] = entry["note"][0][:300]
+                    entry["note"] = placeholders(entry["note"][0][:300])
             except subprocess.TimeoutExpired:
                 entry["note"] = f"the reproducer ran past {REPRO_LIMIT:.0f} s"
         rec["exit_codes"] = [e for e in rec.get("exit_codes") or []

@@ -51,6 +51,8 @@ def calls_for(f: Finding) -> tuple[UpstreamCalls | None, str]:
 
 
 def install_line(f: Finding) -> str:
+    if f.implementation.get("npm"):
+        return "npm install " + " ".join(shlex.quote(str(p)) for p in f.implementation["npm"])
     reqs = [str(r) for r in f.implementation.get("requirements") or []]
     if not reqs and f.package and f.version:
         reqs = [f"{f.package}=={f.version}"]
@@ -61,6 +63,8 @@ def install_line(f: Finding) -> str:
 
 def _title(f: Finding) -> str:
     first = f.message.splitlines()[0] if f.message else f.statement
+    if len(first) > 110:
+        first = first[:110].rsplit(" ", 1)[0] + " …"
     who = f"{f.package} {f.version}" if f.package and f.version else f.column
     return f"{who}: {first}"
 
@@ -106,7 +110,9 @@ def render_issue(f: Finding) -> str:
         f.received.strip()[:3000] or "(nothing)",
         "```",
         "",
-        "## Steps (tool inputs, in order; `$TOOLUSE_WORKDIR` is an empty directory)",
+        ("## The requests the loop sent (to a scripted API; the check's scenario)"
+         if f.family == "loop" else
+         "## Steps (tool inputs, in order; `$TOOLUSE_WORKDIR` is an empty directory)"),
         "",
         "```json",
         steps,

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""openhands-aci 0.3.3: viewing the directory 'a;touch $TOOLUSE_WORKDIR/PWNED0;b' ran a shell command (created ['PWNED0'])
+
+openhands-aci (openhands-aci 0.3.3), check editor.paths.never_executed_by_directory_view (MUST).
+The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool): Security: The tool has access to your local file system, so implement appropriate security measures.
+Needs: pip install openhands-aci==0.3.3 (this file installs nothing).
+Run: python repro.py  (exit 1 while the defect is there, 0 once fixed, 2 when it cannot run)
+"""
+
+import ast
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+
+try:
+    import json
+    import re
+    from openhands_aci.editor import file_editor
+except ImportError as exc:
+    print(f'cannot run: {exc} (install the package this reproducer names)')
+    sys.exit(2)
+
+CHECK = 'editor.paths.never_executed_by_directory_view'
+DOCS = 'Security: The tool has access to your local file system, so implement appropriate security measures.'
+RULE = 'view of a directory whose path holds ;, $(...), backticks or quotes never runs it in a shell.'
+URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool'
+EXPECTED = 'a plain directory listing; the name is never shell input'
+DOCUMENTED = 'paths are plain paths, never shell input'
+RECEIVED = '[\n  "PWNED0"\n]'
+TIMEOUT = 3.0
+#: the counterexample: the tool inputs the check sent, in order
+STEPS = json.loads('[{"command": "view", "path": "$TOOLUSE_WORKDIR/a;touch $TOOLUSE_WORKDIR/PWNED0;b"}]')
+#: what the check planted before them (files, directories, links)
+SETUP = json.loads('[{"before_input": 1, "path": "$TOOLUSE_WORKDIR/a;touch $TOOLUSE_WORKDIR/PWNED0;b/inside.txt", "text": "x\\n"}]')
+
+
+W = ""
+BASE = ""
+LEFT_RUNNING = []
+_CLOSED = []
+
+
+def here(value):
+    """A step's string with the working directory put where it says $TOOLUSE_WORKDIR."""
+    for form in ("\'\"$TOOLUSE_WORKDIR\"\'", "\'\"$TOOLUSE_WORKDIR\"$\'"):
+        value = value.replace(form, W)
+    return value.replace("$TOOLUSE_WORKDIR", W)
+
+
+def text(result):
+    content = result.get("content", "")
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else repr(content)
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+def plant(before_input):
+    """The files the check planted before this input (setup steps, not tool calls)."""
+    for s in SETUP:
+        if s["before_input"] != before_input:
+            continue
+        path = here(s["path"])
+        if s.get("directory"):
+            os.makedirs(path, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if "symlink_to" in s:
+            os.symlink(here(s["symlink_to"]), path)
+            continue
+        data = s["text"].encode() if "text" in s else ast.literal_eval(s["bytes"])
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def cleanup():
+    for pid in LEFT_RUNNING:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if BASE:
+        shutil.rmtree(BASE, ignore_errors=True)
+
+
+def give_up(what):
+    print(f"happened: {what}")
+    print("defect present: exit 1")
+    sys.stdout.flush()
+    cleanup()
+    os._exit(1)
+
+
+def step(n, call, deadline):
+    plant(n)
+    timer = threading.Timer(deadline, give_up,
+                            [f"input {n} did not come back within {deadline:.0f} s (a hang)"])
+    timer.daemon = True
+    timer.start()
+    try:
+        try:
+            result = answer(call())
+        except Exception as exc:  # what the agent loop answers, or what escapes it
+            result = refused(exc) or {"raised": f"{type(exc).__name__}: {exc}"}
+    finally:
+        timer.cancel()
+    shown = result.get("raised") or text(result)
+    print(f"input {n}: is_error={result.get('is_error')!r} {shown[:160]!r}")
+    return result
+
+
+def close_tool():
+    if _CLOSED:
+        return
+    _CLOSED.append(True)
+    try:
+        pass
+    except Exception as exc:
+        print(f"(closing the tool raised {type(exc).__name__}: {exc})")
+
+
+def answer(raw):
+    # file_editor returns JSON between <oh_aci_output_ID> lines; OpenHands shows the
+    # model formatted_output_and_error, an error when 'error' is set
+    body = re.search(r'<oh_aci_output_[0-9a-f]+>\n(.*)\n</oh_aci_output_', raw,
+                     re.DOTALL).group(1)
+    data = json.loads(body)
+    return {'content': data['formatted_output_and_error'],
+            'is_error': bool(data.get('error'))}
+
+
+def refused(exc):
+    return None
+
+
+import ast
+
+
+def judge(results):
+    made = [name for name in ast.literal_eval(RECEIVED) if os.path.exists(os.path.join(W, name))]
+    if made:
+        return True, f"viewing the directory ran a shell command: it created {made}"
+    return False, "nothing was run"
+
+
+def main():
+    global W, BASE
+    BASE = tempfile.mkdtemp(prefix='repro-')
+    W = os.path.join(BASE, 'work')
+    os.makedirs(W)
+    pass
+    globals().update(locals())  # the tool, for close_tool()
+    os.environ['TOOLUSE_WORKDIR'] = W
+    print(f'editor.paths.never_executed_by_directory_view: {len(STEPS)} input(s) in {W}')
+    results = []
+    # input 1: {"command": "view", "path": "$TOOLUSE_WORKDIR/a;touch $TOOLUSE_WORKDIR/PWNED0;b"}
+    results.append(step(1, lambda: file_editor(command='view', path=here('$TOOLUSE_WORKDIR/a;touch $TOOLUSE_WORKDIR/PWNED0;b')), 60.0))
+    plant(2)
+    defect, happened = judge(results)
+    close_tool()
+    print()
+    print(f'the docs ({URL}): {DOCS}')
+    print(f'the rule: {RULE}')
+    print(f'expected: {EXPECTED}')
+    print(f'happened: {happened}')
+    print('defect present: exit 1' if defect else 'not reproduced (fixed?): exit 0')
+    return 1 if defect else 0
+
+
+if __name__ == '__main__':
+    try:
+        code = main()
+    except Exception as exc:  # the reproducer itself failed: no verdict
+        import traceback
+        traceback.print_exc()
+        print(f'cannot run: {type(exc).__name__}: {exc}')
+        code = 2
+    sys.stdout.flush()
+    cleanup()
+    os._exit(code)

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""openhands-tools 1.58.2: the session does not work after a command read stdin: `echo` was answered with an error
+
+openhands-tools-terminal-subprocess (openhands-tools 1.58.2), check bash.stdin.does_not_hang (MUST).
+The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool): A command that never ends (such as one waiting for input) blocks the session forever, because the sentinel line never arrives. Give every command a deadline.
+Needs: pip install --use-deprecated=legacy-resolver openhands-tools==1.58.2 fastmcp==4.1.1 'fastmcp-slim[client,server]==4.1.1' (this file installs nothing).
+Run: python repro.py  (exit 1 while the defect is there, 0 once fixed, 2 when it cannot run)
+"""
+
+import ast
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+
+try:
+    from openhands.tools.terminal.definition import TerminalAction
+    from openhands.tools.terminal.impl import TerminalExecutor
+except ImportError as exc:
+    print(f'cannot run: {exc} (install the package this reproducer names)')
+    sys.exit(2)
+
+CHECK = 'bash.stdin.does_not_hang'
+DOCS = 'A command that never ends (such as one waiting for input) blocks the session forever, because the sentinel line never arrives. Give every command a deadline.'
+RULE = "A command that reads stdin does not hang the session: it sees end of file at once, or the tool's command timeout ends it with an error in time; a command fed input nobody sent (the session's own) is not answered as a success, and the session works afterwards."
+URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
+EXPECTED = 'the next command runs'
+DOCUMENTED = 'recovered-…\n'
+RECEIVED = '{\n  "content": "[An error occurred during execution.]\\n[Below is the output of the previous command.]\\n\\n[Your command \\"echo recovered-2acb2374\\" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, you can interact with the current process: You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, send keys (\\"C-c\\", \\"C-z\\", \\"C-d\\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]",\n  "is_error": true\n}'
+TIMEOUT = 3.0
+#: the counterexample: the tool inputs the check sent, in order
+STEPS = json.loads('[{"command": "read -r line; status=$?; printf \\"%s\\" \\"$line\\" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo \\"read-status=$status\\""}, {"command": "echo recovered-2acb2374"}]')
+#: what the check planted before them (files, directories, links)
+SETUP = json.loads('[]')
+
+
+W = ""
+BASE = ""
+LEFT_RUNNING = []
+_CLOSED = []
+
+
+def here(value):
+    """A step's string with the working directory put where it says $TOOLUSE_WORKDIR."""
+    for form in ("\'\"$TOOLUSE_WORKDIR\"\'", "\'\"$TOOLUSE_WORKDIR\"$\'"):
+        value = value.replace(form, W)
+    return value.replace("$TOOLUSE_WORKDIR", W)
+
+
+def text(result):
+    content = result.get("content", "")
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else repr(content)
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+def plant(before_input):
+    """The files the check planted before this input (setup steps, not tool calls)."""
+    for s in SETUP:
+        if s["before_input"] != before_input:
+            continue
+        path = here(s["path"])
+        if s.get("directory"):
+            os.makedirs(path, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if "symlink_to" in s:
+            os.symlink(here(s["symlink_to"]), path)
+            continue
+        data = s["text"].encode() if "text" in s else ast.literal_eval(s["bytes"])
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def cleanup():
+    for pid in LEFT_RUNNING:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if BASE:
+        shutil.rmtree(BASE, ignore_errors=True)
+
+
+def give_up(what):
+    print(f"happened: {what}")
+    print("defect present: exit 1")
+    sys.stdout.flush()
+    cleanup()
+    os._exit(1)
+
+
+def step(n, call, deadline):
+    plant(n)
+    timer = threading.Timer(deadline, give_up,
+                            [f"input {n} did not come back within {deadline:.0f} s (a hang)"])
+    timer.daemon = True
+    timer.start()
+    try:
+        try:
+            result = answer(call())
+        except Exception as exc:  # what the agent loop answers, or what escapes it
+            result = refused(exc) or {"raised": f"{type(exc).__name__}: {exc}"}
+    finally:
+        timer.cancel()
+    shown = result.get("raised") or text(result)
+    print(f"input {n}: is_error={result.get('is_error')!r} {shown[:160]!r}")
+    return result
+
+
+def close_tool():
+    if _CLOSED:
+        return
+    _CLOSED.append(True)
+    try:
+        executor.close()
+    except Exception as exc:
+        print(f"(closing the tool raised {type(exc).__name__}: {exc})")
+
+
+def answer(observation):
+    # what the SDK's agent shows the model: observation.to_llm_content, and the tool's flag
+    text = "".join(getattr(item, "text", "") for item in observation.to_llm_content)
+    return {"content": text, "is_error": bool(observation.is_error)}
+
+
+def refused(exc):
+    # the agent answers arguments that do not validate with an error, without running the tool
+    if type(exc).__name__ == "ValidationError":
+        return {"content": f"Error validating tool arguments: {exc}", "is_error": True}
+    return None
+
+
+import re
+
+
+def judge(results):
+    marker = re.search(r"recovered-[0-9a-f]+", STEPS[-1].get("command", "")).group(0)
+    last = results[-1]
+    if "raised" in last or last.get("is_error") or marker not in text(last):
+        return True, (f"the next command `echo {marker}` got {last.get('raised') or text(last)[:300]!r}"
+                      f" (is_error: {last.get('is_error')!r})")
+    return False, f"`echo {marker}` ran"
+
+
+def main():
+    global W, BASE
+    BASE = tempfile.mkdtemp(prefix='repro-')
+    W = os.path.join(BASE, 'work')
+    os.makedirs(W)
+    os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True')
+    executor = TerminalExecutor(working_dir=W, terminal_type='subprocess')
+    globals().update(locals())  # the tool, for close_tool()
+    os.environ['TOOLUSE_WORKDIR'] = W
+    print(f'bash.stdin.does_not_hang: {len(STEPS)} input(s) in {W}')
+    results = []
+    # input 1: {"command": "read -r line; status=$?; printf \"%s\" \"$line\" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo \"read-status=$status\""}
+    results.append(step(1, lambda: executor(TerminalAction.model_validate({'command': here('read -r line; status=$?; printf "%s" "$line" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo "read-status=$status"'), 'timeout': 3.0})), 13.0))
+    # input 2: {"command": "echo recovered-2acb2374"}
+    results.append(step(2, lambda: executor(TerminalAction.model_validate({'command': 'echo recovered-2acb2374', 'timeout': 3.0})), 13.0))
+    plant(3)
+    defect, happened = judge(results)
+    close_tool()
+    print()
+    print(f'the docs ({URL}): {DOCS}')
+    print(f'the rule: {RULE}')
+    print(f'expected: {EXPECTED}')
+    print(f'happened: {happened}')
+    print('defect present: exit 1' if defect else 'not reproduced (fixed?): exit 0')
+    return 1 if defect else 0
+
+
+if __name__ == '__main__':
+    try:
+        code = main()
+    except Exception as exc:  # the reproducer itself failed: no verdict
+        import traceback
+        traceback.print_exc()
+        print(f'cannot run: {type(exc).__name__}: {exc}')
+        code = 2
+    sys.stdout.flush()
+    cleanup()
+    os._exit(code)
