@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.results import NOT_REPRODUCED, VERIFIED, CheckResult
+from conformance.wording import shown_bytes
 
 #: The placeholder for the case's working directory.
 WORKDIR = "$TOOLUSE_WORKDIR"
@@ -245,15 +246,16 @@ def setup_data(step: dict[str, Any]) -> bytes | None:
 
 
 def describe_setup(step: dict[str, Any], limit: int = 200) -> str:
-    """``before input 1, write $TOOLUSE_WORKDIR/a.txt with 'one\\n'`` (how reports print it)."""
+    """``before input 1, write $TOOLUSE_WORKDIR/a.txt with "one\\n"`` (how reports print it:
+    the content quoted, escapes only for what does not print, ``\\xNN`` for a byte that is not
+    UTF-8; never a Python repr)."""
     where = f"before input {step['before_input']}"
     if step.get("directory"):
         return f"{where}, make the directory {step['path']}"
     if "symlink_to" in step:
         return f"{where}, make {step['path']} a symbolic link to {step['symlink_to']}"
-    shown = repr(step["text"]) if "text" in step else f"the bytes {step['bytes']}"
-    if len(shown) > limit:
-        shown = shown[:limit] + f"… ({len(shown)} characters)"
+    data = setup_data(step)
+    shown = shown_bytes(data, limit) if data else "nothing (an empty file)"
     return f"{where}, write {step['path']} (parent directories included) with {shown}"
 
 

@@ -37,7 +37,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("checks", "reference", "lint_tools"),
     ("loops", "workers"),
     ("properties", "subjects", "reproducers", "rechecks", "adapters"),
-    ("errors", "catalog", "basis", "results", "session", "cache", "starters"),
+    ("errors", "catalog", "basis", "results", "session", "cache", "starters",
+     "wording"),
 )
 FLOOR_OF: dict[str, int] = {
     unit: len(FLOORS) - i for i, units in enumerate(FLOORS) for unit in units}

@@ -27,8 +27,9 @@ from conformance.checks.properties import (
 )
 from conformance.properties.bash_machine import explore_bash_model
 from conformance.properties.bash_step import Disagreement
-from conformance.reproducers import describe_reproduced, describe_setup
+from conformance.reproducers import describe_reproduced
 from conformance.session import ToolSession
+from conformance.wording import plural
 
 #: Disagreements spelled out in the message (the rest are counted).
 SHOWN = 5
@@ -64,10 +65,11 @@ def agrees_with_session_model(s: ToolSession) -> str | Rejudged:
     first, others = found[0], found[1:]
     count = f" ({len(found)} distinct disagreements)" if others else ""
     setup = first.setup(workdir)
+    # Its setup, inputs and whether they were verified are the failure's own reproducer, which
+    # every report prints after the message: said there once, not here again.
     lines = [f"{first.message}{count}",
-             f"Shrunk reproducer: {len(first.inputs)} tool inputs in order on a fresh session"
-             f"{_setup_count(setup)}; {describe_reproduced(first.reproduced)}.",
-             *(describe_setup(x) for x in setup)]
+             f"Shrunk reproducer (below): {plural(len(first.inputs), 'tool input')} in order on a "
+             f"fresh session{_setup_count(setup)}."]
     for i, other in enumerate(others[:SHOWN - 1], 2):
         lines.append(_described(i, other, workdir))
     if len(others) >= SHOWN:
@@ -97,13 +99,13 @@ def fixed_check_fails(check_id: str, s: ToolSession) -> bool:
 
 def _setup_count(setup: list[dict[str, Any]]) -> str:
     n = len(setup)
-    return f", {n} director{'ies' if n != 1 else 'y'} made before them" if n else ""
+    return f", {plural(n, 'directory', 'directories')} made before them" if n else ""
 
 
 def _described(i: int, d: Disagreement, workdir: str) -> str:
     return (f"Disagreement {i}: {d.message}\n  Received: {_json(d.received, 600)}\n"
             f"  Documented: {_json(d.documented, 300)}\n"
-            f"  Reproducer ({len(d.inputs)} tool inputs after making "
+            f"  Reproducer ({plural(len(d.inputs), 'tool input')} after making "
             f"{', '.join(x['path'] for x in d.setup(workdir)) or 'nothing'}; "
             f"{describe_reproduced(d.reproduced)}): {_json(d.reproducer(workdir), 4000)}")
 

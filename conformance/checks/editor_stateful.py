@@ -26,6 +26,7 @@ from conformance.checks.properties import (
 from conformance.properties.editor import MAX_EXAMPLES, ModelDisagreement, explore_editor_model
 from conformance.reproducers import describe_reproduced, describe_setup
 from conformance.session import ToolSession
+from conformance.wording import plural
 
 from .editor_support import EDITOR_TYPES, FAMILY, SRC_COMMANDS
 
@@ -59,10 +60,11 @@ def agrees_with_model(s: ToolSession) -> str | Rejudged:
         return report.observed
     first, others = found[0], found[1:]
     count = f" ({len(found)} distinct disagreements)" if others else ""
+    # Its setup, inputs and whether they were verified are the failure's own reproducer, which
+    # every report prints after the message: said there once, not here again.
     lines = [f"{first.message}{count}",
-             f"Shrunk reproducer: {len(first.reproducer)} tool inputs in order"
-             f"{_setup_count(first)}; {describe_reproduced(first.reproduced)}.",
-             *(describe_setup(x) for x in first.setup)]
+             f"Shrunk reproducer (below): {plural(len(first.reproducer), 'tool input')} in order"
+             f"{_setup_count(first)}."]
     for i, other in enumerate(others[:SHOWN - 1], 2):
         lines.append(_described(i, other))
     if len(others) >= SHOWN:
@@ -94,14 +96,15 @@ def fixed_check_fails(check_id: str, s: ToolSession) -> bool:
 
 def _setup_count(d: ModelDisagreement) -> str:
     n = len(d.setup)
-    return f", {n} file{'s' if n != 1 else ''} planted before them" if n else ""
+    return f", {plural(n, 'file')} planted before them" if n else ""
 
 
 def _described(i: int, d: ModelDisagreement) -> str:
     setup = "".join(f"\n  {describe_setup(x)}" for x in d.setup)
     return (f"Disagreement {i}: {d.message}\n  Received: {d.received}\n"
-            f"  Documented: {d.documented:.300}{setup}\n  Reproducer ({len(d.reproducer)} tool "
-            f"inputs; {describe_reproduced(d.reproduced)}): {_inputs(d.reproducer)}")
+            f"  Documented: {d.documented:.300}{setup}\n  Reproducer "
+            f"({plural(len(d.reproducer), 'tool input')}; {describe_reproduced(d.reproduced)}): "
+            f"{_inputs(d.reproducer)}")
 
 
 def _inputs(inputs: list[dict[str, Any]]) -> str:

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.wording import one_of, quoted
+
 # --- reading output as the model reads it ---------------------------------------------------------
 
 _ESCAPES = re.compile(
@@ -225,7 +227,7 @@ def compare(m: SessionModel, shown: dict[str, str]) -> list[Mismatch]:
     if "cwd" not in shown:
         return [Mismatch("missing", "read-back", "(no @cwd line)", "every @ line")]
     if not cwd_allowed(m, shown["cwd"]):
-        out.append(Mismatch("cwd", "working directory", shown["cwd"], _shown_set(m.cwd)))
+        out.append(Mismatch("cwd", "working directory", _text(shown["cwd"]), _shown_set(m.cwd)))
     else:
         kept = {c for c in m.cwd if c != INITIAL and same_dir(shown["cwd"], c)}
         m.cwd = kept or {INITIAL}
@@ -253,7 +255,7 @@ def compare(m: SessionModel, shown: dict[str, str]) -> list[Mismatch]:
         if INITIAL in m.umask or got_umask in m.umask:
             m.umask = {got_umask}
         else:
-            out.append(Mismatch("umask", "umask", got_umask, _shown_set(m.umask)))
+            out.append(Mismatch("umask", "umask", got_umask, _shown_set(m.umask, _word)))
     else:
         out.append(Mismatch("missing", "umask", "(no @umask line)", "every @ line"))
     for n in SHOPTS:
@@ -265,7 +267,7 @@ def compare(m: SessionModel, shown: dict[str, str]) -> list[Mismatch]:
         if INITIAL in m.shopts[n] or state in m.shopts[n]:
             m.shopts[n] = {state}
         else:
-            out.append(Mismatch("shopt", n, state, _shown_set(m.shopts[n])))
+            out.append(Mismatch("shopt", n, state, _shown_set(m.shopts[n], _word)))
     return out
 
 
@@ -283,19 +285,24 @@ def _one(out: list[Mismatch], table: dict[str, set[str | None]], component: str,
 
 
 def _text(v: object) -> str:
-    return "unset" if v is None else "a fresh session's" if v == INITIAL else repr(v)
+    """A value as a user reads it: ``unset``, ``a fresh session's``, or the text quoted."""
+    return "unset" if v is None else "a fresh session's" if v == INITIAL else quoted(str(v))
+
+
+def _word(v: object) -> str:
+    """A value that is a word (a umask, ``on``/``off``): shown without quotes."""
+    return "unset" if v is None else "a fresh session's" if v == INITIAL else str(v)
 
 
 def _var_text(v: Any) -> str:
     value, exported = v
     if value is None:
         return "unset"
-    return f"{value!r} ({'exported' if exported else 'not exported'})"
+    return f"{quoted(str(value))} ({'exported' if exported else 'not exported'})"
 
 
 def _shown_set(values: Iterable[Any], text: Callable[[Any], str] = _text) -> str:
-    shown = sorted(text(v) for v in values)
-    return shown[0] if len(shown) == 1 else "one of " + ", ".join(shown)
+    return one_of(sorted(text(v) for v in values))
 
 
 __all__ = ["readable", "ALIASES", "FUNCTIONS", "INITIAL", "SHOPTS", "SUBDIRS", "UNSET", "VARIABLES", "Job",

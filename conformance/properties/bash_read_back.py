@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from conformance.properties.bash_commands import check_files
 from conformance.properties.bash_model import (
     INITIAL,
+    Mismatch,
     compare,
     parse_read_back,
     read_back_command,
@@ -63,7 +64,14 @@ def judge_read_back(ctx: Ctx, r: ToolResult, *, or_fresh: bool = False) -> None:
         message = (f"the session does not hold {_named(first.component, first.name)} "
                    f"the commands set: shows {first.shown}, expected {first.allowed}"
                    + (" (nor a fresh session's)" if or_fresh else ""))
-    raise Disagreement(key, message, short(r), {x.name: x.allowed for x in mismatches})
+    raise Disagreement(key, message, short(r), documented_state(mismatches))
+
+
+def documented_state(mismatches: list[Mismatch]) -> str:
+    """What the model allows for each part of the state that disagreed, in words: ``the umask:
+    "0027"; the function tu_fn_one: "x19"`` (never a Python repr)."""
+    return "; ".join(f"{x.name}: {x.allowed}" if x.component == "missing"
+                     else f"{_named(x.component, x.name)}: {x.allowed}" for x in mismatches)
 
 
 def _named(component: str, name: str) -> str:

@@ -38,6 +38,7 @@ from conformance.properties.editor_owners import (
 from conformance.properties.editor_view_forms import TAB_TOPIC, readable_texts, shown_as
 from conformance.reproducers import setup_step
 from conformance.session import ToolResult, ToolSession, faults_of
+from conformance.wording import one_of, plural, quoted, shown_bytes, shown_text
 
 #: A view result longer than this is only searched in its first part.
 MAX_VIEW_SCAN = 1_000_000
@@ -183,9 +184,11 @@ def judge(s: ToolSession, model: EditorModel, tool_input: dict[str, Any], steps:
                        [o.after for o in e.outcomes if o.error == refused])
         raise disagreement(
             f"{command}: {what}: {kind}", _headline(command, what, kind, tool_input,
-                                                    model.files.get(e.path), after, e),
-            f"{'error' if refused else 'success'} {_decoded(r.text)[:200]!r}; file now "
-            f"{after!r:.300}", f"one of {allowed!r:.600}", steps, base)
+                                                    model.files.get(e.path), after, e, refused),
+            f"{'error' if refused else 'success'} {shown_text(_decoded(r.text), 200)}; file now "
+            f"{shown_bytes(after)}",
+            one_of([f"{status}, file {shown_bytes(data, 150)}" for status, data in allowed]),
+            steps, base)
     outcome = min(fits, key=lambda o: o.after != after)  # an exact match first
     limit = getattr(s, "max_characters", None)
     tabs = None
@@ -207,10 +210,14 @@ def _decoded(text: str) -> str:
 
 
 def _headline(command: str, what: str, kind: str, tool_input: dict[str, Any],
-              before: bytes | None, after: bytes | None, e: Expectation) -> str:
-    """What the subject did differently, in the docs' terms (never an escaping difference)."""
+              before: bytes | None, after: bytes | None, e: Expectation,
+              refused: bool | None = None) -> str:
+    """What the subject did differently, in the docs' terms (never an escaping difference).
+    The wrong content is compared with a documented result of the status the subject answered
+    with (``refused``): a success that left the file as only an error would is a wrong file."""
     if what == "left the wrong file content":
-        wants = [o.after for o in e.outcomes if o.after is not None]
+        wants = [o.after for o in e.outcomes
+                 if o.after is not None and (refused is None or o.error == refused)]
         want = max(wants, key=lambda w: _common_prefix(w, after or b"")) if wants else None
         return f"{command} left the wrong file content: {line_difference(after, want)}"
     if what == "refused a valid command":
@@ -241,9 +248,9 @@ def line_difference(got: bytes | None, want: bytes | None) -> str:
     i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
              min(len(a), len(b)))
     def line(ls: list[bytes]) -> str:
-        return repr(ls[i].decode("utf-8", "backslashreplace")) if i < len(ls) else "no line"
+        return quoted(ls[i].decode("utf-8", "surrogateescape")) if i < len(ls) else "no line"
     return (f"line {i + 1} is {line(a)} where the documented result has {line(b)} "
-            f"({len(a)} lines vs {len(b)})")
+            f"({plural(len(a), 'line')} vs {len(b)})")
 
 
 def _note(seen: Conventions, fits: list[Outcome]) -> None:
@@ -270,8 +277,8 @@ def _expect_shown(text: str, shows: tuple[str, ...], steps: list[Step],
     missing, _ = first
     raise disagreement(
         f"view: did not show the file's lines: {kind}", f"view did not show the file's line "
-        f"{missing!r} (in order)", repr(_decoded(text)[:300]), f"the lines {list(shows)!r:.300}",
-        steps, base)
+        f"{quoted(missing)} (in order)", shown_text(_decoded(text), 300),
+        f"the lines {', '.join(quoted(x) for x in shows)[:300]}", steps, base)
 
 
 def _find_in_order(text: str, wanted: list[str]) -> tuple[str | None, set[str] | None]:

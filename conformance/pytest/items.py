@@ -22,7 +22,7 @@ from conformance.errors import UsageError
 from conformance.options import subject_entries, subject_from_option, unique_names
 from conformance.pytest import CONFINEMENT
 from conformance.reports.rerun import rerun_command
-from conformance.reports.summary import readable
+from conformance.reports.summary import indented, readable
 from conformance.results import CheckResult, Outcome
 from conformance.runner import DEFAULT_TIMEOUT, run_case
 from conformance.subjects.host import accepts_keyword
@@ -141,7 +141,7 @@ def describe(check: Check, r: CheckResult, rerun: str = "") -> str:
     lines = [f"{kind}: {check.id} on {r.subject} ({r.tool_type})",
              f"  requirement: {check.statement}", f"  source: {check.source.cite()}",
              *[f"  {line}" for line in basis_lines(check.basis_json())],
-             f"  {r.message}"]
+             indented(r.message, "  ")]
     if r.rejudged:
         from conformance.results import rejudged_note
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from conformance.errors import ToolUseError
 from conformance.results import CheckResult, Outcome
+from conformance.wording import plural
 
 from .results_file import gating
 
@@ -119,8 +120,8 @@ class BaselineVerdict:
 
     def lines(self) -> list[str]:
         """Human-readable verdict lines for the terminal and the reports."""
-        out = [f"baseline: {len(self.known)} known failure(s), {len(self.new)} new, "
-               f"{len(self.stale)} stale entr{'y' if len(self.stale) == 1 else 'ies'}"]
+        out = [f"baseline: {plural(len(self.known), 'known failure')}, {len(self.new)} new, "
+               f"{plural(len(self.stale), 'stale entry', 'stale entries')}"]
         out += [f"  NEW   {r.subject}:{r.check_id} ({r.severity} {r.outcome})" for r in self.new]
         out += [f"  STALE {e} (line {e.line}) now passes: remove it from the baseline"
                 for e in self.stale]

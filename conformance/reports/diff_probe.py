@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.wording import plural
+
 from .diff_render import _c, _cell
 
 _MAX_ROWS = 200
@@ -34,7 +36,7 @@ def change_rows(d: dict[str, Any], kind: str) -> list[tuple[str, dict[str, Any]]
 
 def headline(d: dict[str, Any]) -> str:
     c = d["counts"]
-    return (f"{c['compared']} scenario(s) compared: {c['regression']} with a regression, "
+    return (f"{plural(c['compared'], 'scenario')} compared: {c['regression']} with a regression, "
             f"{c['changed']} changed, {c['improvement']} improved, {c['same']} the same.")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.wording import plural
+
 _MAX_ROWS = 200
 
 
@@ -22,10 +24,10 @@ def render_results_md(d: dict[str, Any]) -> str:
            f"{d['a']['anthropic_sdk_version']}, {d['a']['summary']['verdict']})  ",
            f"B: {d['b']['path']} (suite {d['b']['suite_version']}, anthropic "
            f"{d['b']['anthropic_sdk_version']}, {d['b']['summary']['verdict']})", "",
-           f"**{c['regressions']} regression(s)**, {c['fixed']} fixed, "
+           f"**{plural(c['regressions'], 'regression')}**, {c['fixed']} fixed, "
            + (f"{c['flaky']} now flaky (intermittent), " if c.get("flaky") else "")
-           + f"{c['changed']} other "
-           f"change(s), {c['new']} new, {c['removed']} removed.", ""]
+           + f"{plural(c['changed'], 'other change')}, {c['new']} new, {c['removed']} removed.",
+           ""]
     for side in ("a", "b"):
         if not d[side]["complete"]:
             out += [f"Warning: {side.upper()} is an incomplete run.", ""]

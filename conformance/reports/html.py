@@ -1,4 +1,5 @@
-"""The self-contained HTML report: subjects × checks matrix, filters, expandable failures.
+"""The self-contained HTML report: the failures first (open), then the subjects × checks matrix
+with its legend, filters.
 
 One file, inline CSS and JS, no network. The matrix is rendered here (it reads without JS); the
 script only filters rows by family, severity and outcome, driven by the URL hash
@@ -13,6 +14,7 @@ from typing import Any
 
 from conformance.basis import TRANSLATION_MARK, translated
 from conformance.results import rejudged_note
+from conformance.wording import plural
 
 from .baseline import BaselineVerdict
 from .coverage import coverage_notes, coverage_rows
@@ -87,11 +89,14 @@ _LANG = {"Indonesian": "id", "French": "fr", "Korean": "ko"}
 
 def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
              rerun: str = "", tag: str = "") -> str:
+    """One failure as a card, open (the page leads with it); a known (baseline) failure is
+    collapsed: it does not fail the run."""
     known = is_known(r, verdict)
     classes = ("failure" + (" error" if r["outcome"] == "error" else "")
                + (" flaky" if r["outcome"] == "flaky" else "") + (" known" if known else ""))
     tag = tag or ("expected failure (baseline)" if known else r["outcome"])
-    parts = [f'<details class="{classes}" id="{anchor}" data-check="{_e(r["check_id"])}" '
+    opened = "" if known else " open"
+    parts = [f'<details class="{classes}"{opened} id="{anchor}" data-check="{_e(r["check_id"])}" '
              f'data-family="{_e(r["family"])}" data-severity="{_e(r["severity"])}" '
              f'data-outcomes="{_e(r["outcome"])}">',
              f'<summary><span class="sev sev-{_e(r["severity"])}">{_e(r["severity"])}</span> '
@@ -123,7 +128,7 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
                  "</span>" if "$TOOLUSE_WORKDIR" in text else "")
         # Collapsed: a long reproducer would otherwise take most of the page.
         parts.append(f'<details class="reproducer"><summary><strong>Reproducer</strong> '
-                     f"({len(r['reproducer'])} steps){where}</summary>"
+                     f"({plural(len(r['reproducer']), 'step')}){where}</summary>"
                      f'<pre class="reproducer">{_e(text)}</pre></details>')
     verification = reproducer_verification(r)
     if verification:
@@ -133,46 +138,42 @@ def _failure(r: dict[str, Any], anchor: str, verdict: BaselineVerdict | None,
     return "\n".join(parts)
 
 
-def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
-    word = verdict_word(doc, verdict)
-    s = doc["summary"]
+#: The matrix's symbols, in the legend's order: (symbol, outcome class, what it means).
+LEGEND = (("✓", "pass", "pass"), ("✗", "fail", "fail"),
+          ("!", "error", "harness error (the suite could not judge)"),
+          ("–", "skip", "skipped (the reason is in the cell's tooltip)"),
+          ("…", "incomplete", "incomplete (its time cap ended it)"),
+          ("≈", "flaky", "flaky (failed once, did not repeat)"),
+          ("∅", "not-run", "not run (the subject never started)"),
+          ("·", "na", "does not apply to the subject's tool type"),
+          ("⏱", "", "re-judged after a deadline"))
+
+
+def _legend(verdict: BaselineVerdict | None) -> str:
+    items = [f'<li><span class="sym {cls}">{sym}</span> {_e(what)}</li>'
+             for sym, cls, what in LEGEND]
+    if verdict is not None:
+        items.append('<li><span class="sym fail known">✗</span> a known failure '
+                     "(baseline)</li>")
+    return '<ul class="legend" id="legend">' + "".join(items) + "</ul>"
+
+
+def _matrix(doc: dict[str, Any], verdict: BaselineVerdict | None,
+            anchors: dict[tuple[str, str], str]) -> list[str]:
     subjects = [sub for sub, _ in per_subject(doc)]
     by_check: dict[str, dict[str, dict[str, Any]]] = {}
     meta: dict[str, dict[str, Any]] = {}
     for r in doc["results"]:
         by_check.setdefault(r["check_id"], {})[r["subject"]] = r
         meta.setdefault(r["check_id"], r)
-    failing = problems(doc, verdict)
-    flaky = flaky_results(doc)
-    anchors = {(r["subject"], r["check_id"]): f"f{i}" for i, r in enumerate(failing + flaky)}
     checks = sorted(by_check, key=lambda c: (meta[c]["family"],
                                              SEVERITY_ORDER.get(meta[c]["severity"], 3), c))
-
-    body = [f'<h1 class="verdict-{word}">tooluse conformance: {word}</h1>',
-            f'<div class="meta">{_e(run_line(doc))}</div>']
-    if not doc["run"]["complete"]:
-        body.append("<p><strong>The run did not finish: these results are partial.</strong></p>")
-    body.append('<div class="counts">' + "".join(
-        f'<span class="{k}">{k} {s[k]}</span>' for k in ("total", "pass", "fail", "skip", "error",
-                                                           "incomplete", "flaky", "not-run", "blocking")
-        if k in s and (s[k] or k not in ("flaky", "not-run"))) + "</div>")
-    if verdict is not None:
-        body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
-    body.append('<h2>Subjects</h2><table id="subjects"><thead><tr><th>subject</th>'
-                "<th>tool type</th><th>runs</th></tr></thead><tbody>"
-                + "".join(f"<tr><td><code>{_e(sub['name'])}</code></td><td><code>"
-                          f"{_e(sub['tool_type'])}</code></td><td><code>"
-                          f"{_e(sub.get('spec') or '')}</code></td></tr>" for sub in subjects)
-                + "</tbody></table>")
-    families = sorted({meta[c]["family"] for c in checks})
-    body.append('<div class="filters">' + _select("family", families)
-                + _select("severity", ["MUST", "SHOULD", "INFO"])
-                + _select("outcome", ["pass", "fail", "skip", "error", "incomplete", "flaky",
-                                      "not-run"])
-                + ' <span id="shown" class="muted"></span></div>')
-    body.append('<h2>Matrix</h2><table id="matrix"><thead><tr><th>check</th><th>severity</th>'
-                + "".join(f'<th class="subject" title="{_e(sub["tool_type"])}">{_e(sub["name"])}'
-                          "</th>" for sub in subjects) + "</tr></thead><tbody>")
+    # In a box of its own: a wide matrix scrolls there, never the page; its header sticks.
+    body = ["<h2>Matrix</h2>", _legend(verdict),
+            '<div class="matrix-box"><table id="matrix"><thead><tr><th>check</th>'
+            "<th>severity</th>"
+            + "".join(f'<th class="subject" title="{_e(sub["tool_type"])}">{_e(sub["name"])}'
+                      "</th>" for sub in subjects) + "</tr></thead><tbody>"]
     for cid in checks:
         m = meta[cid]
         cells = by_check[cid]
@@ -200,10 +201,25 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
                 tip = _e(rejudged_note(r["rejudged"])[:300])
             row.append(f'<td class="cell {o}{known}" data-outcome="{o}" title="{tip}">{label}</td>')
         body.append("".join(row) + "</tr>")
-    body.append("</tbody></table>")
+    body.append("</tbody></table></div>")
+    return body
+
+
+def _table(table_id: str, heads: list[str], rows: list[list[str]]) -> str:
+    """A table in a box that scrolls sideways if it must (the page itself never does); the
+    cells are HTML already."""
+    return (f'<div class="wide"><table id="{table_id}"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+            + "</tbody></table></div>")
+
+
+def _failures(doc: dict[str, Any], verdict: BaselineVerdict | None,
+              failing: list[dict[str, Any]], flaky: list[dict[str, Any]],
+              anchors: dict[tuple[str, str], str]) -> list[str]:
     # The page's script rewrites the count to follow the filter ("2 of 5 shown").
-    body.append(f'<h2>Failures (<span id="failures-shown" data-total="{len(failing)}">'
-                f"{len(failing)}</span>)</h2>")
+    body = [f'<h2 id="failures">Failures (<span id="failures-shown" '
+            f'data-total="{len(failing)}">{len(failing)}</span>)</h2>']
     body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
              for r in failing] or ["<p>No failures.</p>"]
     if flaky:  # intermittent failures: both observations, never a silent pass nor a plain FAIL
@@ -219,44 +235,79 @@ def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> 
         body.append(f'<h2 id="not-run">Not run ({sum(n for _, n, _ in never)})</h2>'
                     '<p class="muted">These subjects started in no case, so their checks did '
                     "not run: no verdict on them (neither a pass nor a failure).</p><ul>"
-                    + "".join(f"<li><code>{_e(name)}</code>: {n} check{'s' if n != 1 else ''} "
+                    + "".join(f"<li><code>{_e(name)}</code>: {plural(n, 'check')} "
                               f"not run; {_e(why.strip() or 'it did not start')}</li>"
                               for name, n, why in never) + "</ul>")
+    return body
+
+
+def _details(doc: dict[str, Any]) -> list[str]:
+    """The sections after the matrix: re-judged results, observed conventions, coverage."""
+    body = []
     timed = rejudged_rows(doc)
     if timed:
         body.append(f'<h2>Re-judged ({len(timed)})</h2><p class="muted">A deadline '
                     "passed during these cases (even with the allowance for measured load), so "
                     "each was run again alone after the run, or (a model check) the "
                     "disagreements found were replayed on a fresh subject; only a failure that "
-                    'repeats counts.</p><table id="rejudged"><thead><tr><th>check</th><th>subject</th>'
-                    "<th>outcome</th><th>re-judged</th></tr></thead><tbody>")
-        body += [f'<tr><td><code>{_e(r["check_id"])}</code></td><td><code>{_e(r["subject"])}'
-                 f'</code></td><td>{_e(r["outcome"])}</td><td>{_e(note)}</td></tr>'
-                 for r, note in timed]
-        body.append("</tbody></table>")
+                    "repeats counts.</p>")
+        body.append(_table("rejudged", ["check", "subject", "outcome", "re-judged"], [
+            [f'<code>{_e(r["check_id"])}</code>', f'<code>{_e(r["subject"])}</code>',
+             _e(r["outcome"]), _e(note)] for r, note in timed]))
     seen = observed_rows(doc)
     if seen:
         body.append(f"<h2>Observed conventions ({len(seen)})</h2>"
                     '<p class="muted">Where the docs leave a choice, the convention each subject '
-                    'was seen to follow.</p><table id="observed"><thead><tr><th>check</th>'
-                    "<th>subject</th><th>observed</th></tr></thead><tbody>")
-        body += [f'<tr><td><code>{_e(r["check_id"])}</code></td><td><code>'
-                 f'{_e(r["subject"])}</code></td><td>{_e(r["observed"])}</td></tr>' for r in seen]
-        body.append("</tbody></table>")
+                    "was seen to follow.</p>")
+        body.append(_table("observed", ["check", "subject", "observed"], [
+            [f'<code>{_e(r["check_id"])}</code>', f'<code>{_e(r["subject"])}</code>',
+             _e(r["observed"])] for r in seen]))
     rows = coverage_rows(doc.get("coverage") or {})
-    if rows:
-        body.append('<h2>Protocol coverage</h2><table id="coverage"><thead><tr><th>dimension</th>'
-                    "<th>exercised</th><th>missing</th></tr></thead><tbody>")
-        body += [f"<tr><td>{_e(d)}</td><td>{_e(f)}</td><td>"
-                 + (", ".join(f"<code>{_e(x)}</code>" for x in miss) or "—") + "</td></tr>"
-                 for d, f, miss in rows]
-        body.append("</tbody></table>")
     notes = coverage_notes(doc.get("coverage") or {})
+    if rows or notes:
+        body.append("<h2>Protocol coverage</h2>")
+    if rows:
+        body.append(_table("coverage", ["dimension", "exercised", "missing"], [
+            [_e(d), _e(f), ", ".join(f"<code>{_e(x)}</code>" for x in miss) or "—"]
+            for d, f, miss in rows]))
     if notes:
-        if not rows:
-            body.append("<h2>Protocol coverage</h2>")
         body.append('<ul class="muted" id="coverage-notes">'
                     + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
+    return body
+
+
+def render_html(doc: dict[str, Any], verdict: BaselineVerdict | None = None) -> str:
+    """The page, leading with the failure: the verdict and counts, the filters, the failures
+    (open), then the subjects, the matrix with its legend, and the rest."""
+    word = verdict_word(doc, verdict)
+    s = doc["summary"]
+    subjects = [sub for sub, _ in per_subject(doc)]
+    failing = problems(doc, verdict)
+    flaky = flaky_results(doc)
+    anchors = {(r["subject"], r["check_id"]): f"f{i}" for i, r in enumerate(failing + flaky)}
+    families = sorted({r["family"] for r in doc["results"]})
+
+    body = [f'<h1 class="verdict-{word}">tooluse conformance: {word}</h1>',
+            f'<div class="meta">{_e(run_line(doc))}</div>']
+    if not doc["run"]["complete"]:
+        body.append("<p><strong>The run did not finish: these results are partial.</strong></p>")
+    body.append('<div class="counts">' + "".join(
+        f'<span class="{k}">{k} {s[k]}</span>' for k in ("total", "pass", "fail", "skip", "error",
+                                                           "incomplete", "flaky", "not-run", "blocking")
+        if k in s and (s[k] or k not in ("flaky", "not-run"))) + "</div>")
+    if verdict is not None:
+        body.append("<pre>" + _e("\n".join(verdict.lines())) + "</pre>")
+    body.append('<div class="filters">' + _select("family", families)
+                + _select("severity", ["MUST", "SHOULD", "INFO"])
+                + _select("outcome", ["pass", "fail", "skip", "error", "incomplete", "flaky",
+                                      "not-run"])
+                + ' <span id="shown" class="muted"></span></div>')
+    body += _failures(doc, verdict, failing, flaky, anchors)
+    body.append("<h2>Subjects</h2>" + _table("subjects", ["subject", "tool type", "runs"], [
+        [f"<code>{_e(sub['name'])}</code>", f"<code>{_e(sub['tool_type'])}</code>",
+         f"<code>{_e(sub.get('spec') or '')}</code>"] for sub in subjects]))
+    body += _matrix(doc, verdict, anchors)
+    body += _details(doc)
     html = TEMPLATE.read_text(encoding="utf-8")
     return html.replace("{{TITLE}}", _e(f"tooluse conformance: {word}")).replace(
         "{{BODY}}", "\n".join(body))

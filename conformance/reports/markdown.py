@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.basis import basis_lines
 from conformance.results import rejudged_note
+from conformance.wording import plural
 from simulator.sources import cite_json_text
 
 from .baseline import BaselineVerdict
@@ -90,7 +91,7 @@ def _failure(r: dict[str, Any], verdict: BaselineVerdict | None, rerun: str = ""
         fence = "````" if "```" in text else "```"
         where = (" (`$TOOLUSE_WORKDIR`: the case's directory)" if "$TOOLUSE_WORKDIR" in text
                  else "")
-        out += ["<details><summary>Reproducer (" + f"{n} step{'s' if n != 1 else ''})"
+        out += [f"<details><summary>Reproducer ({plural(n, 'step')})"
                 + f"{where}</summary>", "", fence + "json", text, fence, "", "</details>", ""]
     verification = reproducer_verification(r)
     if verification:
@@ -153,7 +154,7 @@ def _not_run(doc: dict[str, Any]) -> list[str]:
     out = [f"### Not run ({sum(n for _, n, _ in rows)})", "",
            "These subjects started in no case, so their checks did not run: no verdict on them "
            "(neither a pass nor a failure).", ""]
-    out += [f"- {_code(name)}: {n} check{'s' if n != 1 else ''} not run; "
+    out += [f"- {_code(name)}: {plural(n, 'check')} not run; "
             f"{_text(why.strip().splitlines()[0] if why.strip() else 'it did not start')}"
             for name, n, why in rows]
     return out + [""]

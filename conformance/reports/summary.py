@@ -13,17 +13,33 @@ from conformance.catalog import CATALOG
 from conformance.reports.render_common import reproducer_setup, reproducer_verification
 from conformance.reports.rerun import rerun_command
 from conformance.results import Outcome, rejudged_note
+from conformance.wording import plural
 
 MARK = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.SKIP: "skip", Outcome.ERROR: "ERROR",
         Outcome.INCOMPLETE: "INCOMPLETE", Outcome.FLAKY: "FLAKY", Outcome.NOT_RUN: "NOT RUN"}
 
 
 def readable(value: Any, limit: int = 400) -> str:
-    """JSON, readable: non-ASCII text kept, invisible characters escaped, long values cut."""
+    """JSON, readable: non-ASCII text kept, invisible characters escaped, long values cut. A
+    text that reads as itself (one line, every character printable, no space at either end: a
+    model check's ``success "..."; file now empty``) is shown as it is, not as a JSON string."""
+    if (isinstance(value, str) and value and value == value.strip()
+            and all(c.isprintable() for c in value)):
+        return value if len(value) <= limit else value[:limit] + f"… [{len(value)} chars]"
     text = "".join(
         c if c.isprintable() or c == " " else json.dumps(c)[1:-1] if ord(c) < 0x10000
         else c for c in json.dumps(value, ensure_ascii=False, default=repr))
     return text if len(text) <= limit else text[:limit] + f"… [{len(text)} chars]"
+
+
+#: Where a failure's lines start, under its ``FAIL  MUST  check-id`` line.
+INDENT = " " * 6
+
+
+def indented(text: str, indent: str = INDENT) -> str:
+    """``text`` with every line under the failure's heading: a message of several lines (a
+    model check's, the disagreements after the first) keeps the block's indentation."""
+    return "\n".join(indent + line if line.strip() else "" for line in text.splitlines() or [""])
 
 
 def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> None:
@@ -42,7 +58,7 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
         tag = ("" if r.outcome in (Outcome.SKIP, Outcome.INCOMPLETE, Outcome.NOT_RUN)
                or id(r) in blocking else " (not blocking)")
         print(f"{MARK[r.outcome]:5} {r.severity:6} {r.check_id}  [{r.subject}]{tag}", file=out)
-        print(f"      {r.message}", file=out)
+        print(indented(r.message), file=out)
         if r.rejudged:
             print(f"      {rejudged_note(r.rejudged)}", file=out)
         if r.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.FLAKY):
@@ -74,12 +90,14 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
     for s in summary.plan.subjects:
         mine = [r for r in summary.results if r.subject == s.name]
         if s.name in skip:
-            print(f"{s.name} ({s.tool_type}): {len(mine)} checks: none ran, it did not start "
+            print(f"{s.name} ({s.tool_type}): {plural(len(mine), 'check')}: none ran, it did "
+                  "not start "
                   "(below)", file=out)
             continue
         counts = {o: sum(r.outcome is o for r in mine) for o in Outcome}
         text = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
-        print(f"{s.name} ({s.tool_type}): {len(mine)} checks: {text or 'none apply'}", file=out)
+        print(f"{s.name} ({s.tool_type}): {plural(len(mine), 'check')}: {text or 'none apply'}",
+              file=out)
     c = summary.counts()
     blocked = summary.blocking()
     verdict = "FAIL" if blocked else "PASS" if summary.ok else "INCOMPLETE"
@@ -90,8 +108,8 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
         ("incomplete", "incomplete"), ("flaky", "flaky (intermittent)"), ("not-run", "not run"))
         if c.get(k))
     print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {rare}"
-          f"{c['error']} harness errors in {summary.duration:.1f}s ({rule} check must pass; "
-          f"{len(blocked)} do not)", file=out)
+          f"{plural(c['error'], 'harness error')} in {summary.duration:.1f}s ({rule} check must "
+          f"pass; {len(blocked)} {'does' if len(blocked) == 1 else 'do'} not)", file=out)
 
 
 def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:
