@@ -108,7 +108,7 @@ BROKEN = Path(__file__).parent / "broken" / "bash_forgets_cwd.py"
 
 @pytest.mark.parametrize(("baseline", "code", "words"), [
     ("", 1, "1 new"),
-    ("bash.session.cwd_persists  # known\n", 0, "1 known failure(s), 0 new, 0 stale"),
+    ("bash.session.cwd_persists  # known\n", 0, "1 known failure, 0 new, 0 stale"),
     ("bash.session.cwd_persists\nbash.session.env_persists\n", 1, "STALE bash.session.env_persists"),
 ])
 def test_run_with_expected_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str],

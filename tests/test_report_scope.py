@@ -43,7 +43,7 @@ def test_an_editor_only_run_is_measured_against_the_editor_checks(tmp_path: Path
                                              "text_editor_20250429", "text_editor_20250728"]
     for dim in ("block_types", "error_codes", "stop_reasons", "rules"):
         assert cov[dim]["applies"] is False and cov[dim]["known"] == []
-    rows = {dim for dim, _, _ in coverage_rows(cov)}
+    rows = {row.dimension for row in coverage_rows(cov)}
     assert rows == {"tool versions", "checks"}
     notes = coverage_notes(cov)
     assert any(n.startswith("block types, error codes, stop reasons, rules: not applicable")
@@ -82,3 +82,29 @@ def test_the_failure_message_is_wrapped_text_not_a_scrolling_box(tmp_path: Path)
     assert f"<pre>{MESSAGE}" not in html
     rule = re.search(r"\.message \{([^}]*)\}", html)
     assert rule and "pre-wrap" in rule.group(1) and "overflow-wrap: anywhere" in rule.group(1)
+
+
+def test_coverage_names_the_declared_version_before_the_others_it_does_not_judge(
+        tmp_path: Path) -> None:
+    """Issue 41: "missing text_editor_20241022, ..." read as a defect to someone who implements
+    one version. Every format says which versions the subjects declared first, then the others
+    as not declared, not judged."""
+    from conformance.reports import render_junit
+    from conformance.reports.coverage import NOT_DECLARED
+
+    doc = run_doc(tmp_path, [EDITOR])
+    assert doc["coverage"]["tool_versions"]["declared"] == ["text_editor_20250728"]
+    (row,) = [r for r in coverage_rows(doc["coverage"]) if r.dimension == "tool versions"]
+    text = row.missing_text()
+    assert text.startswith("declared: text_editor_20250728; " + NOT_DECLARED + ": ")
+    assert "text_editor_20241022" in text.split(NOT_DECLARED)[1]
+    md = render_markdown(doc)
+    assert ("| tool versions | 1/4 | declared: `text_editor_20250728`; other versions, not "
+            "declared (not judged): `text_editor_20241022`") in md
+    assert "| dimension | exercised | not exercised |" in md
+    html = render_html(doc)
+    assert "declared: <code>text_editor_20250728</code>; other versions, not declared (not " \
+           "judged): <code>text_editor_20241022</code>" in html
+    junit = render_junit(doc)
+    assert "1/4 exercised; declared: text_editor_20250728; other versions, not declared" in junit
+    assert "missing: text_editor" not in md + html + junit

@@ -249,7 +249,7 @@ def test_rerender_from_results_json(tmp_path: Path, capsys: pytest.CaptureFixtur
                                            "editor.demo.str_replace_multiple_matches\n"
                                            "editor.demo.undo_edit_refused\n")
     assert rerender([str(results), "--expected-failures", str(tmp_path / "expected.txt")]) == 0
-    assert "3 known failure(s), 0 new" in capsys.readouterr().out
+    assert "3 known failures, 0 new" in capsys.readouterr().out
     assert rerender([str(tmp_path / "missing.json")]) == 2
     assert "file not found" in capsys.readouterr().err
 

@@ -2,15 +2,18 @@
 
 Dimensions: tool versions (``simulator.registry.TOOLS``), content block types, tool-result error
 codes, stop reasons, simulator rules (``simulator.rules``, when installed) and catalog checks.
-"Exercised" comes from the run's subjects and results plus the cassettes it replayed. Every report shows the ``missing`` lists so a gap is visible.
+"Exercised" comes from the run's subjects and results plus the cassettes it replayed. Every report
+shows the ``missing`` lists so a gap is visible; for tool versions it first says which the
+subjects declared (``declared``), and names the others as versions not declared, not judged: a
+subject that implements one version has no gap there.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from conformance.catalog import CATALOG
 from simulator import registry
@@ -152,6 +155,7 @@ def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
         known_checks = known_check_ids(subjects)
         check_scope = f"the checks that apply to the run's subjects ({', '.join(families)})"
     traffic = corpus is not None or stats.exchanges > 0 or bool(rules)
+    declared = sorted({s["tool_type"] for s in subjects if s.get("tool_type")})
     if traffic:
         versions = _dimension(known_tool_versions(), tool_versions)
     else:  # the tool versions of the subjects' families, not every tool of the API
@@ -159,6 +163,7 @@ def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
         known = sorted(set(_check_tool_types(set(families))) | tool_versions)
         versions = _dimension(known, tool_versions, f"the tool types the suite checks for "
                                                     f"{', '.join(families) or 'no subject'}")
+    versions["declared"] = declared or versions["exercised"]
     return {
         "tool_versions": versions,
         "block_types": (_dimension(known_block_types(), block_types) if traffic
@@ -173,8 +178,40 @@ def coverage_for(doc: dict[str, Any], *, corpus: Path | None = None,
     }
 
 
-def coverage_rows(coverage: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
-    """(dimension, "exercised/known", missing) for the renderers; dimensions that do not apply
+#: How the reports name the tool versions no subject declared: a subject implements the versions
+#: it declares, so the others are not a gap in it, and no check judged them.
+NOT_DECLARED = "other versions, not declared (not judged)"
+
+
+class CoverageRow(NamedTuple):
+    """One dimension of coverage as the reports show it."""
+
+    dimension: str
+    #: ``exercised/known``
+    fraction: str
+    missing: list[str]
+    #: Tool versions only: the versions the run's subjects declared (None for the others).
+    declared: list[str] | None = None
+
+    def missing_text(self, code: Callable[[str], str] = str, limit: int | None = None) -> str:
+        """The "not exercised" cell: for tool versions, which ones the subjects declared first,
+        then the others as versions not declared (never as a defect); else the missing ones.
+        ``code`` marks each name up (Markdown, HTML); past ``limit`` names, how many more."""
+        def names(xs: list[str]) -> str:
+            shown = ", ".join(code(x) for x in xs[:limit] if x)
+            more = len(xs) - limit if limit is not None and len(xs) > limit else 0
+            return shown + (f", … {more} more" if more else "")
+
+        if self.declared is None:
+            return names(self.missing) or "—"
+        head = f"declared: {names(self.declared) or 'none'}"
+        if not self.missing:
+            return head
+        return f"{head}; {NOT_DECLARED}: {names(self.missing)}"
+
+
+def coverage_rows(coverage: dict[str, Any]) -> list[CoverageRow]:
+    """One :class:`CoverageRow` per dimension for the renderers; dimensions that do not apply
     to the run are left out (:func:`coverage_notes` says which and why)."""
     rows = []
     for dim in DIMENSIONS:
@@ -184,7 +221,11 @@ def coverage_rows(coverage: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
         known = c.get("known")
         frac = (f"{len(c['exercised'])}/{len(known)}" if known is not None
                 else f"{len(c['exercised'])}/? (registry not installed)")
-        rows.append((dim.replace("_", " "), frac, list(c.get("missing", []))))
+        declared = None
+        if dim == "tool_versions":  # a results.json before "declared": what was exercised
+            declared = list(c.get("declared", c.get("exercised", [])))
+        rows.append(CoverageRow(dim.replace("_", " "), frac, list(c.get("missing", [])),
+                                declared))
     return rows
 
 

@@ -267,9 +267,10 @@ def _details(doc: dict[str, Any]) -> list[str]:
     if rows or notes:
         body.append("<h2>Protocol coverage</h2>")
     if rows:
-        body.append(_table("coverage", ["dimension", "exercised", "missing"], [
-            [_e(d), _e(f), ", ".join(f"<code>{_e(x)}</code>" for x in miss) or "—"]
-            for d, f, miss in rows]))
+        body.append(_table("coverage", ["dimension", "exercised", "not exercised"], [
+            [_e(row.dimension), _e(row.fraction),
+             _e(row.missing_text(lambda x: f"\0{x}\1")).replace("\0", "<code>").replace(
+                 "\1", "</code>")] for row in rows]))
     if notes:
         body.append('<ul class="muted" id="coverage-notes">'
                     + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")

@@ -170,10 +170,12 @@ def render_junit(doc: dict[str, Any], verdict: BaselineVerdict | None = None) ->
     if rows:  # protocol coverage, so a gap shows in CI too: properties of an empty suite
         cov = ET.SubElement(root, "testsuite", {"name": "protocol-coverage", "tests": "0"})
         props = ET.SubElement(cov, "properties")
-        for dim, frac, missing in rows:
+        for row in rows:
+            rest = (row.missing_text() if row.declared is not None
+                    else f"missing: {', '.join(row.missing) or 'none'}")
             ET.SubElement(props, "property", {
-                "name": f"coverage.{dim.replace(' ', '_')}",
-                "value": _x(f"{frac} exercised; missing: {', '.join(missing) or 'none'}")})
+                "name": f"coverage.{row.dimension.replace(' ', '_')}",
+                "value": _x(f"{row.fraction} exercised; {rest}")})
     for k, v in totals.items():
         root.set(k, str(v))
     root.set("time", f"{total_time:.3f}")

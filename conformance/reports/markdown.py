@@ -230,12 +230,10 @@ def _coverage(doc: dict[str, Any]) -> str:
         return ""
     out = ["", "### Protocol coverage", ""]
     if rows:
-        out += ["| dimension | exercised | missing |", "|---|---:|---|"]
-    for dim, frac, missing in rows:
-        shown = ", ".join(f"`{m}`" for m in missing[:12])
-        if len(missing) > 12:
-            shown += f", … {len(missing) - 12} more"
-        out.append(f"| {dim} | {frac} | {shown or '—'} |")
+        out += ["| dimension | exercised | not exercised |", "|---|---:|---|"]
+    for row in rows:
+        out.append(f"| {row.dimension} | {row.fraction} | "
+                   f"{row.missing_text(lambda m: f'`{m}`', limit=12)} |")
     if notes:
         out += ["", *(f"- {n}" for n in notes)]
     return "\n".join(out) + "\n"
