@@ -38,7 +38,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("loops", "workers"),
     ("properties", "subjects", "reproducers", "rechecks", "adapters"),
     ("errors", "catalog", "basis", "results", "session", "cache", "starters",
-     "wording"),
+     "wording", "shipped"),
 )
 FLOOR_OF: dict[str, int] = {
     unit: len(FLOORS) - i for i, units in enumerate(FLOORS) for unit in units}

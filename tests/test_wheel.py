@@ -176,6 +176,14 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     assert {"simulator/schemas/messages.strict.json", "conformance/reports/report.html",
             "conformance/reports/results.schema.json", "simulator/py.typed"} <= names
     assert not [n for n in names if n.startswith(("fixtures/", "tests/")) or "__pycache__" in n]
+    # the docs pages the CLI and its messages name, and a starter per tool and language (issue 41)
+    from test_doc_paths import named_by_the_cli
+
+    from conformance.cli.init import STARTERS
+
+    assert {f"conformance/{p}" for p in named_by_the_cli()} <= names
+    assert "conformance/docs/protocol-notes.md" in names
+    assert {f"conformance/starters/{n}" for n in STARTERS.values()} <= names
     with tarfile.open(sdist) as t:
         members = {m.split("/", 1)[1] for m in t.getnames() if "/" in m}
     assert {f"fixtures/{p}" for p in corpus} <= members and "pyproject.toml" in members
@@ -238,5 +246,12 @@ def test_the_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     _, err = _serve_first_line([tooluse, "replay", f"fixtures/{CASSETTE}", "--port", "0"],
                                work, env)
     assert "not served" in err, err
+    init = _run([tooluse, "init", "editor", "--lang", "node"], cwd=work, env=env)
+    assert "--editor-cmd 'node editor_tool.mjs'" in init.stdout
+    assert (work / "editor_tool.mjs").read_text(encoding="utf-8") == (
+        ROOT / "conformance" / "starters" / "editor_tool.mjs").read_text(encoding="utf-8")
+    (work / "editor_tool.mjs").unlink()
+    docs = _run([tooluse, "--help"], cwd=work, env=env).stdout
+    assert str(env_dir) in "".join(docs.split())  # the installed docs, not the checkout's
     assert sorted(p.name for p in work.iterdir() if p.name != ".hypothesis") == ["out"]
     shutil.rmtree(env_dir)  # ~120 MB: not left in pytest's kept temporary directories

@@ -2,10 +2,11 @@
 
 A starter is a complete, conformant implementation of one client tool, in one file that imports
 only its language's standard library (``conformance/starters/``, shipped in the wheel): the
-docs' own design, completed as their prose asks. There are bash starters in Python and Node (the
-bash tool docs' ``BashSession``, held to every MUST check in the project's tests); a text editor
-starter is not written yet. Edit it into your tool, and run the suite on it
-with the command this prints. An existing file is never overwritten.
+docs' own design, completed as their prose asks: for bash, the bash tool docs' ``BashSession``;
+for the text editor (``text_editor_20250728``), the text editor docs' sample handler, on bytes.
+Each is in Python and Node and held to every MUST check in the project's tests
+(tests/test_starters.py). Edit it into your tool, and run the suite on it with the command this
+prints. An existing file is never overwritten.
 """
 
 from __future__ import annotations
@@ -22,11 +23,15 @@ from . import EXIT_OK, UsageError
 STARTERS: dict[tuple[str, str], str] = {
     ("bash", "python"): "bash_tool.py",
     ("bash", "node"): "bash_tool.mjs",
+    ("editor", "python"): "editor_tool.py",
+    ("editor", "node"): "editor_tool.mjs",
 }
 TOOLS = sorted({tool for tool, _ in STARTERS})
 LANGS = sorted({lang for _, lang in STARTERS})
 #: The tool type each starter implements (what ``tooluse run`` is told).
-TOOL_TYPES = {"bash": "bash_20250124", "text_editor": "text_editor_20250728"}
+TOOL_TYPES = {"bash": "bash_20250124", "editor": "text_editor_20250728"}
+#: What each starter is, as the message names it.
+NAMES = {"bash": "bash tool (bash_20250124)", "editor": "text editor tool (text_editor_20250728)"}
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -36,8 +41,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p.add_argument("tool", choices=TOOLS, help="the tool the starter implements")
     p.add_argument("--lang", choices=LANGS, default="python",
                    help="python (a factory module) or node (a command reading JSON lines)")
-    p.add_argument("--out", metavar="FILE", help="where to write it (default: ./<tool>_tool.py "
-                   "or .mjs); never overwritten")
+    p.add_argument("--out", metavar="FILE", help="where to write it (default: ./bash_tool.py, "
+                   "./editor_tool.py, or .mjs); never overwritten")
     return p
 
 
@@ -56,7 +61,7 @@ def run_command(tool: str, lang: str, path: Path) -> str:
     else:
         option = "--bash" if tool == "bash" else "--editor"
         line = f"tooluse run {option} {shlex.quote(str(path) + ':factory')}"
-    if tool == "text_editor":
+    if tool == "editor":
         line += f" --editor-type {TOOL_TYPES[tool]}"
     return line
 
@@ -72,6 +77,6 @@ def run(args: argparse.Namespace) -> int:
     if not path.parent.is_dir():
         raise UsageError(f"{path.parent} is not a directory; create it or choose another --out")
     path.write_text(starter_text(args.tool, args.lang), encoding="utf-8")
-    print(f"wrote {path}: a {args.tool} tool ({args.lang}) that passes every MUST check")
+    print(f"wrote {path}: a {NAMES[args.tool]} ({args.lang}) that passes every MUST check")
     print(f"judge it (and your changes to it) with:\n  {run_command(args.tool, args.lang, path)}")
     return EXIT_OK
