@@ -110,6 +110,10 @@ def test_verify_records_the_exit_codes(findings: Path) -> None:
         assert [e["exit_code"] for e in record["exit_codes"]] == [1]
         assert record["level"] == "MUST" and record["fingerprint"]
     assert "reproduces at" in (findings / "README.md").read_text()
+    with contextlib.redirect_stdout(io.StringIO()):  # written again: what was verified stays
+        assert main(["findings", str(matrix_dir)]) == 0
+    record = json.loads((findings / CELLS[0][0] / CELLS[0][1] / "finding.json").read_text())
+    assert [e["exit_code"] for e in record["exit_codes"]] == [1]
 
 
 def test_issue_md_from_the_matrix(findings: Path) -> None:

@@ -102,6 +102,7 @@ def _timeout(run: dict[str, Any]) -> float:
 
 def collect(matrix_dir: Path) -> list[Finding]:
     """Every failing MUST / SHOULD cell of ``matrix_dir/matrix.json``, in the matrix's order."""
+    from conformance.matrix.model import catalog
     from simulator.sources import cite_json_text
 
     doc = json.loads((matrix_dir / "matrix.json").read_text())
@@ -128,14 +129,18 @@ def collect(matrix_dir: Path) -> list[Finding]:
                 results[column] = {r["check_id"]: r for r in data.get("results", [])}
                 results[column]["__run__"] = data.get("run") or {}
             r = results[column].get(row["id"]) or {}
-            basis = r.get("basis") or {}
-            src = r.get("source") or row["source"]
+            # today's wording of the check (its citation and basis), else the run's
+            chk = catalog().get(row["id"])
+            basis = (chk.basis_json() if chk is not None else {}) or r.get("basis") or {}
+            src = chk.source.cite_json() if chk is not None else (r.get("source")
+                                                                 or row["source"])
+            statement = chk.statement if chk is not None else row["statement"]
             timeout = _timeout(results[column]["__run__"])
             out.append(Finding(
                 check_id=row["id"], column=column, level=row["severity"],
                 package=impl.get("version_of"), version=impl.get("version"),
-                check_fingerprint=row["fingerprint"], statement=row["statement"],
-                sentence=str(basis.get("english") or basis.get("original") or row["statement"]),
+                check_fingerprint=row["fingerprint"], statement=statement,
+                sentence=str(basis.get("english") or basis.get("original") or statement),
                 url=str(src.get("url") or ""), section=str(src.get("section_en")
                                                            or src.get("title") or ""),
                 cite=cite_json_text(src), why_level=_why(row["severity"], basis),

@@ -183,6 +183,9 @@ def write_findings(findings: Sequence[Finding], out: Path, *, root: Path,
                    title: str) -> list[dict[str, Any]]:
     """Write every finding's folder and the index; returns the finding records."""
     table = source_lines(root)
+    # what verification saw is kept for a finding that did not change (same fingerprint)
+    verified = {r["fingerprint"]: r.get("exit_codes") or [] for r in load_records(out)} \
+        if out.exists() else {}
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -212,6 +215,7 @@ def write_findings(findings: Sequence[Finding], out: Path, *, root: Path,
             f.repro = "repro.py"
         else:
             f.repro, f.repro_reason = None, reason
+        f.exit_codes = verified.get(f.fingerprint, []) if f.repro else []
         (folder / "ISSUE.md").write_text(render_issue(f))
         record = finding_json(f)
         (folder / FINDING_FILE).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
