@@ -216,3 +216,88 @@ def test_each_committed_counterexample_passes_on_the_reference(finding: Finding,
     assert record["repro"], record["repro_reason"]
     done = _run(tmp_path / "out" / finding.column / finding.check_id / "repro.py")
     assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+
+
+def test_newest_version_from_pip_and_npm() -> None:
+    from conformance.findings.upgrade import newest_version
+
+    pip_out = "openhands-aci (0.3.5)\nAvailable versions: 0.3.5, 0.3.4, 0.3.3\n"
+    assert newest_version("openhands-aci", run=lambda argv: pip_out) == "0.3.5"
+    seen: list[list[str]] = []
+    assert newest_version("@ai-sdk/anthropic", npm=True,
+                          run=lambda argv: seen.append(argv) or "3.0.200\n") == "3.0.200"
+    assert seen == [["npm", "view", "@ai-sdk/anthropic", "version"]]
+
+
+def test_rewrite_pin_moves_only_the_columns_own_pin() -> None:
+    from conformance.findings.upgrade import rewrite_pin
+
+    text = textwrap.dedent("""\
+        [[subject]]
+        name = "a"
+        requirements = ["--use-deprecated=legacy-resolver", "openhands-tools==1.58.2"]
+
+        [[subject]]
+        name = "b"
+        requirements = ["openhands-tools==1.58.2"]
+        npm = ["ai@6.0.325", "@ai-sdk/anthropic@3.0.140"]
+        """)
+    moved, count = rewrite_pin(text, "b", "openhands-tools", "1.58.2", "1.60.0")
+    assert count == 1
+    assert moved.count("openhands-tools==1.58.2") == 1 and "openhands-tools==1.60.0" in moved
+    assert moved.index("1.60.0") > moved.index('name = "b"')
+    npm, n = rewrite_pin(text, "b", "@ai-sdk/anthropic", "3.0.140", "3.0.200")
+    assert n == 1 and '"@ai-sdk/anthropic@3.0.200"' in npm and '"ai@6.0.325"' in npm
+
+
+def test_upgrade_writes_fixed_still_there_and_new(findings: Path, tmp_path: Path) -> None:
+    """--upgrade with the release lookup and the column's run stood in for (no network, no
+    environment built): the "new release" of never-flags is the reference, so its finding is
+    fixed upstream; the config's pin moved in that column's block only."""
+    import shutil
+
+    from conformance.findings.upgrade import upgrade
+
+    out = tmp_path / "matrix"
+    shutil.copytree(findings.parent, out)
+    cfg = tmp_path / "matrix.toml"
+    cfg.write_text(textwrap.dedent(f"""\
+        [[subject]]
+        name = "never-flags"
+        tool_type = "bash_20250124"
+        factory = "{BROKEN}/bash_never_flags.py:factory"
+        version_of = "demo-pkg"
+        requirements = ["demo-pkg==1.0"]
+
+        [[subject]]
+        name = "text-mode-io"
+        tool_type = "text_editor_20250728"
+        factory = "{BROKEN}/editor_broken_bytes.py:TextModeIO.factory"
+        requirements = ["demo-pkg==1.0"]
+        """))
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(textwrap.dedent("""\
+        [[subject]]
+        name = "never-flags"
+        tool_type = "bash_20250124"
+        factory = "conformance.reference.bash:factory"
+        """))
+
+    def run_column(config: Path, column: str, matrix_dir: Path, checks: object) -> int:
+        assert "demo-pkg==2.0" in config.read_text() and column == "never-flags"
+        return main(["matrix", str(fixed), "--out", str(matrix_dir), "--check", *CHECKS])
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        doc = upgrade(cfg, "never-flags", out, lookup=lambda package, npm: "2.0",
+                      run_column=run_column, say=lambda _: None)
+    assert doc is not None
+    assert doc["diff"] == {"fixed upstream": ["bash.errors.failure_flagged"], "still there": [],
+                           "new": []}
+    text = cfg.read_text()
+    assert text.count("demo-pkg==2.0") == 1 and text.count("demo-pkg==1.0") == 1
+    report = (out / "upgrade" / "never-flags-2.0" / "UPGRADE.md").read_text()
+    assert report.startswith("# never-flags: demo-pkg 1.0 -> 2.0")
+    assert "## fixed upstream (1)\n\n- `bash.errors.failure_flagged`" in report
+    same = upgrade(cfg, "never-flags", out, lookup=lambda package, npm: "2.0",
+                   run_column=run_column, say=lambda _: None)
+    assert same is None  # at the newest already: nothing run

@@ -49,6 +49,10 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    metavar="NAME", help="only these columns of the config (by name)")
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
                    metavar="ID", help="only these check ids (globs allowed), in every column")
+    p.add_argument("--upgrade", default=None, metavar="COLUMN",
+                   help="move COLUMN to the newest release of its package (the pin in CONFIG), "
+                        "run it again into DIR/upgrade/COLUMN-VERSION/ with its findings, and "
+                        "write what was fixed upstream, is still there, or is new (UPGRADE.md)")
     return p
 
 
@@ -60,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
     from conformance.matrix.execute import ColumnRun, run_matrix
     from conformance.matrix.model import build_matrix
 
+    if args.upgrade is not None:
+        from conformance.findings.upgrade import upgrade
+
+        upgrade(args.config, args.upgrade, args.out, checks=args.checks)
+        return EXIT_OK
     config = load_config(args.config)
     if args.subjects:
         names = [s.name for s in config.subjects]
