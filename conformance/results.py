@@ -222,4 +222,7 @@ class RunListener(Protocol):
 
     def on_check_finished(self, result: CheckResult) -> None: ...
 
+    # Optional too: ``on_run_startup(stats)``, just before ``on_run_finished``, with what starting
+    # the subjects cost (:class:`~conformance.subjects.pool.StartStats`).
+
     def on_run_finished(self, *, complete: bool) -> None: ...

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import os
 import shutil
 import tempfile
@@ -72,10 +73,11 @@ from conformance.results import (
     SubjectInfo,
     blocks,
 )
-from conformance.session import allow_spawn
+from conformance.session import allow_fresh, allow_spawn
 from conformance.subjects import forkserver, timing
 from conformance.subjects.host import accepts_keyword
 from conformance.subjects.launch import Confinement
+from conformance.subjects.pool import Start, StartPool, StartStats, pooled
 from conformance.subjects.process import (
     SubjectNotReady,
     SubjectStartError,
@@ -137,6 +139,8 @@ class RunSummary:
     strict: bool = False
     #: Flaky results fail the run like failures (``--fail-on-flaky``).
     fail_on_flaky: bool = False
+    #: What starting the command subjects cost (conformance/subjects/pool.py).
+    startup: StartStats = field(default_factory=StartStats)
 
     def counts(self) -> dict[str, int]:
         out = {o.value: 0 for o in Outcome}
@@ -281,17 +285,32 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
 def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
                    tmp_root: Path | None = None,
                    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   confinement: Confinement | None = None
+                   confinement: Confinement | None = None, starts: StartPool | None = None
                    ) -> tuple[CheckResult, list[timing.Miss]]:
-    """:func:`run_case` once, with the deadlines that passed during it (not judged again)."""
+    """:func:`run_case` once, with the deadlines that passed during it (not judged again).
+    ``starts``: the run's start pool (a command subject is then taken from it, started ahead)."""
     with timing.collecting() as misses:
         result = _run_case(subject, chk, timeout=timeout, tmp_root=tmp_root,
-                           startup_timeout=startup_timeout, confinement=confinement)
+                           startup_timeout=startup_timeout, confinement=confinement,
+                           starts=starts)
     return result, misses
 
 
+def open_options(subject: SubjectLike, *, timeout: float, startup_timeout: float,
+                 confinement: Confinement | None) -> dict[str, Any]:
+    """The keywords a case opens ``subject`` with (the optional ones only where its ``open``
+    takes them)."""
+    kwargs: dict[str, Any] = {"timeout": timeout, "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
+    if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
+        kwargs["start_timeout"] = startup_timeout
+    if confinement is not None and accepts_keyword(subject.open, "confinement"):
+        kwargs["confinement"] = confinement
+    return kwargs
+
+
 def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Path | None,
-              startup_timeout: float, confinement: Confinement | None) -> CheckResult:
+              startup_timeout: float, confinement: Confinement | None,
+              starts: StartPool | None = None) -> CheckResult:
     start = time.monotonic()
     base: dict[str, Any] = dict(check_id=chk.id, subject=subject.name,
                                 tool_type=subject.tool_type, family=chk.family,
@@ -301,27 +320,41 @@ def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Pat
         return CheckResult(**base, outcome=outcome, duration=round(time.monotonic() - start, 4),
                            message=message, **kw)
 
-    workdir = Path(tempfile.mkdtemp(prefix=f"tooluse-{chk.id}-", dir=tmp_root)).resolve()
+    # A command subject of a run with a start pool was started (and made ready) ahead, in a
+    # working directory of its own (conformance/subjects/pool.py).
+    taken = starts.take(subject) if starts is not None and pooled(subject) else None
+    if taken is not None:
+        workdir = taken.workdir
+        for miss in taken.misses:  # the start's deadlines are the case's
+            timing.record(miss)
+    else:
+        workdir = Path(tempfile.mkdtemp(prefix=f"tooluse-{chk.id}-", dir=tmp_root)).resolve()
+    # A subject started here (not pooled): its start-up is counted all the same.
+    counted = starts.timer() if starts is not None and taken is None else _no_timer
     try:
         try:
-            kwargs: dict[str, Any] = {"timeout": timeout,
-                                      "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
-            if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
-                kwargs["start_timeout"] = startup_timeout
-            if confinement is not None and accepts_keyword(subject.open, "confinement"):
-                kwargs["confinement"] = confinement
-            session = subject.open(workdir, **kwargs)
-            # More instances for checks that need a fresh subject per example (the model check).
+            kwargs = open_options(subject, timeout=timeout, startup_timeout=startup_timeout,
+                                  confinement=confinement)
+            session = taken.opened() if taken is not None else subject.open(workdir, **kwargs)
+            # More instances for checks that need a fresh subject per example (the model check),
+            # their start-up counted too; from the pool for a pooled subject (session.fresh).
             allow_spawn(session, lambda wd: subject.open(wd, **kwargs),
                         kwargs.get("start_timeout"))
+            if starts is not None:
+                starts.count_spawns(session)
+            if taken is not None and starts is not None:
+                allow_fresh(session, functools.partial(_fresh_from, starts, subject))
         except SubjectStartError as e:
+            counted()
             return result(Outcome.FAIL, f"the subject did not start: {e}")
         except Exception as e:
+            counted()
             return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
-        ready = getattr(session, "wait_ready", None)
         try:
-            if callable(ready):
-                ready(startup_timeout)
+            try:
+                _make_ready(session, taken, startup_timeout)
+            finally:
+                counted()
         except SubjectNotReady as e:
             outcome = result(Outcome.FAIL, str(e))
         except Exception as e:  # the harness's side of the readiness step broke
@@ -343,6 +376,21 @@ def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Pat
         return printable(outcome)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _no_timer() -> None:
+    pass
+
+
+def _make_ready(session: Any, taken: Start | None, startup_timeout: float) -> None:
+    """The readiness step: done already for a subject taken from the start pool (what it
+    raised is raised again; the case's clock starts now), else the readiness call now."""
+    if taken is not None:
+        taken.made_ready()
+        return
+    ready = getattr(session, "wait_ready", None)
+    if callable(ready):
+        ready(startup_timeout)
 
 
 def _judge(chk: Check, session: Any, result: Callable[..., CheckResult]) -> CheckResult:
@@ -497,6 +545,13 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     root = Path(tempfile.mkdtemp(prefix="tooluse-run-")) if tmp_root is None else tmp_root
     _emit(hooks, "on_run_started", plan.info)
     started = time.monotonic()
+    workers = jobs or default_jobs()
+    # Command subjects are started ahead of the cases that take them (start-up overlaps work).
+    starts = StartPool(lambda sub, wd: sub.open(wd, **open_options(
+        sub, timeout=timeout, startup_timeout=startup_timeout, confinement=confinement)),
+        root, jobs=workers, ready_timeout=startup_timeout)
+    for sub in plan.subjects:
+        starts.expect(sub, sum(c.subject is sub for c in plan.cases))
     results: list[CheckResult] = []
     on_time: list[tuple[Case, CheckResult, list[timing.Miss]]] = []
     intermittent: list[tuple[Case, CheckResult]] = []
@@ -522,7 +577,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         try:
             r, misses = run_case_timed(case.subject, case.check, timeout=timeout,
                                        tmp_root=root, startup_timeout=startup_timeout,
-                                       confinement=confinement)
+                                       confinement=confinement, starts=starts)
         except Exception as e:  # never lose the run over one case
             r, misses = _harness_error(case, e), []
         with lock:
@@ -530,6 +585,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 return
             if case.subject.name not in gate.started and is_definitive_start_failure(r):
                 doomed.setdefault(case.subject.name, r)
+                starts.stop(case.subject)
             if judged_again(r, misses):  # judged again, alone, once the run is over
                 on_time.append((case, r, misses))
                 return
@@ -539,9 +595,10 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
             gate(r)
 
     def again(case: Case) -> tuple[CheckResult, list[timing.Miss]]:
-        try:
+        try:  # the pool is closed by then: each re-run's subject starts alone, counted
             return run_case_timed(case.subject, case.check, timeout=timeout, tmp_root=root,
-                                  startup_timeout=startup_timeout, confinement=confinement)
+                                  startup_timeout=startup_timeout, confinement=confinement,
+                                  starts=starts)
         except Exception as e:
             return _harness_error(case, e), []
 
@@ -554,11 +611,13 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     ordered = sorted(plan.cases, key=lambda c: (not _slow(c.check), c.subject.name, c.check.id))
     complete = False
     try:
-        with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(one, c) for c in ordered]
             try:
                 for f in futures:
                     f.result()
+                # What is re-run below runs alone: no subject starts ahead of it any more.
+                starts.close()
                 # The held-back cases, each judged again alone now that the run is over.
                 rejudge_after_run(on_time, intermittent, again, rejudged, stopping)
             except BaseException:
@@ -569,6 +628,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 raise
         complete = True
     finally:
+        starts.close()  # spares nobody took: stopped, their directories removed
         # The pool is shut down: nothing of this run starts a subject any more, so an
         # interrupt's refusal to start subjects ends with it (a later run_case in the same
         # process, the pytest plugin's items say, must not find every subject refused).
@@ -578,11 +638,22 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
             shutil.rmtree(root, ignore_errors=True)
         with lock:
             gate.close()  # subjects that never started: their cases did not run
+        _emit(hooks, "on_run_startup", starts.stats)
         _emit(hooks, "on_run_finished", complete=complete)
     order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
     return RunSummary(plan, results, round(time.monotonic() - started, 3), strict,
-                      fail_on_flaky)
+                      fail_on_flaky, startup=starts.stats)
+
+
+def _fresh_from(starts: StartPool, subject: SubjectLike, ahead: int) -> Any:
+    """A fresh subject for a check (:func:`conformance.session.fresh`), from the run's pool."""
+    got = starts.fresh(subject, ahead)
+    if got.error is not None:
+        got.discard()
+        raise got.error
+    got.made_ready()
+    return got.session
 
 
 def _harness_error(case: Case, e: Exception) -> CheckResult:

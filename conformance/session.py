@@ -16,6 +16,8 @@ A check that needs a clean subject more than once (the model-based and property 
 generated example) asks :func:`spawn` for another instance of the same subject in a directory of
 its own. The runner makes that possible by :func:`allow_spawn` on every session it opens; a session
 without it (an in-process test harness) gets ``None`` and the check reuses its one session.
+Where the run starts the subject ahead of need (a command subject: its start-up pool), such a
+check can take one already started, in a directory of its own, with :func:`fresh`.
 """
 
 from __future__ import annotations
@@ -102,6 +104,26 @@ def allow_spawn(session: Any, opener: Callable[[Path], Any],
         session.spawn_subject = spawner
     except AttributeError:  # a session with __slots__: checks reuse it
         pass
+
+
+def allow_fresh(session: Any, taker: Callable[[int], Any]) -> None:
+    """Let checks take fresh instances of ``session``'s subject from the run's start pool (see
+    :func:`fresh`): ``taker(ahead)`` returns one, ready, in a new directory of its own."""
+    try:
+        session.fresh_subject = taker
+    except AttributeError:  # a session with __slots__: checks spawn instead
+        pass
+
+
+def fresh(session: ToolSession, ahead: int = 0) -> ToolSession | None:
+    """A fresh, ready instance of the session's subject in a new, empty directory of its own
+    (its ``workdir``), taken from the run's start pool, which started it ahead of need;
+    ``ahead``: how many more the caller will ask for (started ahead too, within the pool's
+    bounds). The caller closes it and removes its directory. ``None`` when the run has no pool
+    for this subject: :func:`spawn` one in a directory of the caller's. Raises what the
+    subject's start raised (``SubjectStartError`` when it did not start)."""
+    taker: Callable[[int], Any] | None = getattr(session, "fresh_subject", None)
+    return None if taker is None else taker(ahead)
 
 
 def spawn(session: ToolSession, workdir: Path) -> ToolSession | None:

@@ -18,8 +18,10 @@ How a run goes (:func:`explore_bash_model`), the recipe of
   its example, never the run), so the examples are the same on every run. The wall-time cap
   (:data:`CAP_TIMEOUTS` command timeouts) does not decide how many examples run: a run that hits
   it is **incomplete** (:attr:`BashModelReport.incomplete`), neither a pass nor a failure.
-- **A fresh subject per example** in a fresh directory (:func:`conformance.session.spawn`),
-  started one example ahead so start-up overlaps the previous example.
+- **A fresh subject per example** in a fresh directory, started ahead so start-up overlaps the
+  examples before it: taken from the run's start pool (:func:`conformance.session.fresh`,
+  :mod:`conformance.subjects.pool`), which is told how many more examples will follow, else
+  spawned (:func:`conformance.session.spawn`) :data:`PREFETCH` examples ahead.
 - **Every distinct disagreement** (:attr:`Disagreement.key`: what kind of state or answer was
   wrong) is kept with its smallest example, shrunk by
   :func:`~conformance.properties.exploration.shrink_finding` (steps deleted, then simple commands
@@ -80,7 +82,7 @@ from conformance.reproducers import (
     replay_fresh_subject,
     verdict_of,
 )
-from conformance.session import ToolSession, spawn
+from conformance.session import ToolSession, fresh, spawn
 
 #: Examples per run and steps per example (fixed: the run is the same on every subject).
 DEFAULT_EXAMPLES = 20
@@ -125,7 +127,10 @@ class Pool:
         #: Set when the parent session had to serve every example (it cannot spawn).
         self.shared = False
 
-    def _start(self, label: str) -> tuple[ToolSession | None, Path]:
+    def _start(self, label: str, ahead: int = 0) -> tuple[ToolSession | None, Path]:
+        taken = fresh(self.parent, ahead)  # from the run's start pool, started ahead of need
+        if taken is not None:
+            return taken, Path(taken.workdir)
         with self.lock:
             self.count += 1
             where = Path(self.parent.workdir) / f"{label}-{self.count}"
@@ -133,13 +138,15 @@ class Pool:
         return spawn(self.parent, where), where
 
     def open(self, label: str = "example", ahead: int = 0) -> tuple[ToolSession, Path]:
-        """A live subject (:class:`Disagreement` keyed ``start`` when none starts); ``ahead``
-        more example subjects are started in the background. The time spent waiting for a
-        subject to start is :attr:`waited` (start-up is not tool time)."""
+        """A live subject (:class:`Disagreement` keyed ``start`` when none starts); ``ahead``:
+        how many more of this kind will follow. From the run's start pool, they are started
+        ahead there (within its bounds); else up to :data:`PREFETCH` more example subjects
+        are started in the background here. The time spent waiting for a subject to start is
+        :attr:`waited` (start-up is not tool time)."""
         future = self.next.pop(0) if label == "example" and self.next else None
         t0 = time.monotonic()
         try:
-            s, where = future.result() if future is not None else self._start(label)
+            s, where = future.result() if future is not None else self._start(label, ahead)
         except Exception as e:  # the subject's failure to start: a finding of its own
             raise Disagreement("start", "a fresh subject did not start",
                                f"{type(e).__name__}: {e}", "a subject that starts") from None
@@ -148,7 +155,8 @@ class Pool:
             self.waited += waited
             if self.budget is not None:  # the cap counts tool time, not start-up
                 self.budget.started += waited
-        while label == "example" and len(self.next) < ahead:
+        pooled = getattr(self.parent, "fresh_subject", None) is not None
+        while label == "example" and not pooled and len(self.next) < min(PREFETCH, ahead):
             self.next.append(self.starter.submit(self._start, "example"))
         if s is None:
             self.shared = True
@@ -297,10 +305,10 @@ class _Run:
         if old is None or len(d.inputs) < len(old.inputs):
             self.found[d.key] = d
 
-    def replay(self, ops: list[Op], label: str) -> Disagreement | None:
+    def replay(self, ops: list[Op], label: str, ahead: int = 0) -> Disagreement | None:
         self.budget.charge(len(ops), share=1.0)
         try:
-            s, where = self.pool.open(label)
+            s, where = self.pool.open(label, ahead)
         except Disagreement as failed:
             return failed
         try:
@@ -316,8 +324,7 @@ class _Run:
             self.budget.charge(0, share=EXPLORE_SHARE)
             self.examples += 1
             try:
-                s, where = self.pool.open("example",
-                                          ahead=min(PREFETCH, len(self.generated) - i - 1))
+                s, where = self.pool.open("example", ahead=len(self.generated) - i - 1)
             except Disagreement as failed:
                 self.record(failed)
                 return
@@ -480,8 +487,13 @@ def minimize(run: _Run, found: Disagreement, *, tries: int | None = None) -> Dis
     each try on a fresh subject; at most ``tries`` replays (a count, never a clock)."""
     if not found.ops:
         return found
-    return shrink_finding(found, found.ops, lambda ops: run.replay(ops, "minimize"), variants,
-                          tries=SHRINK_TRIES if tries is None else tries)
+    limit = SHRINK_TRIES if tries is None else tries
+    made = [0]
+
+    def replay(ops: list[Op]) -> Disagreement | None:
+        made[0] += 1  # the next tries' subjects start while this one runs (a few: it may stop)
+        return run.replay(ops, "minimize", ahead=min(PREFETCH, limit - made[0]))
+    return shrink_finding(found, found.ops, replay, variants, tries=limit)
 
 
 def verify(s: ToolSession, budget: Budget, d: Disagreement) -> str:

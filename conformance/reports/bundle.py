@@ -84,6 +84,9 @@ class RunReports:
         self.writer.on_check_finished(result)
         self.progress.on_check_finished(result)
 
+    def on_run_startup(self, stats: Any) -> None:
+        self.writer.on_run_startup(stats)
+
     def on_run_finished(self, *, complete: bool) -> None:
         self.writer.on_run_finished(complete=complete)
         self.progress.on_run_finished(complete=complete)

@@ -216,6 +216,11 @@ class ResultsWriter:
         self.doc["results"].append(self._scanner.redact(result_record(result)))
         self._flush()
 
+    def on_run_startup(self, stats: Any) -> None:
+        """What starting the subjects cost the run (``run.startup``)."""
+        if self.doc is not None and stats.started:
+            self.doc["run"]["startup"] = stats.to_json()
+
     def on_run_finished(self, *, complete: bool) -> None:
         if self.doc is None:
             self.on_run_started(RunInfo())
@@ -334,7 +339,8 @@ VOLATILE = "<volatile>"
 
 
 def normalise(doc: dict[str, Any]) -> dict[str, Any]:
-    """A copy with volatile fields (times, durations, versions, argv, seed, paths) replaced.
+    """A copy with volatile fields (times, durations, versions, argv, seed, paths, start-up)
+    replaced or dropped.
 
     The copy still validates against the schema.
     Results are sorted by (subject, check id) so a parallel run compares equal to a serial one.
@@ -347,6 +353,7 @@ def normalise(doc: dict[str, Any]) -> dict[str, Any]:
             run[k] = VOLATILE
     run["argv"] = []
     run["seed"] = None  # stays valid against the schema (integer or null)
+    run.pop("startup", None)  # seconds, and counts that depend on them (spares, re-runs)
     if run.get("fixtures"):
         run["fixtures"] = Path(run["fixtures"]).name
     for r in d["results"]:

@@ -110,6 +110,10 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
     print(f"{verdict}: {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped, {rare}"
           f"{plural(c['error'], 'harness error')} in {summary.duration:.1f}s ({rule} check must "
           f"pass; {len(blocked)} {'does' if len(blocked) == 1 else 'do'} not)", file=out)
+    startup = getattr(summary, "startup", None)
+    said = startup.text() if startup is not None else ""
+    if said:
+        print(said, file=out)
 
 
 def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:

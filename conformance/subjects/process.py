@@ -284,6 +284,11 @@ class ProcessSession:
                         f"--startup-timeout){self._stderr_note()}")
                 raise SubjectNotReady(f"the subject failed its first call, at start-up (the "
                                       f"readiness call {what}): {'; '.join(faults)}")
+        self.start_case()
+
+    def start_case(self) -> None:
+        """The case's clock (its budget of calls) starts now: after the readiness call, or when
+        a case takes a subject made ready ahead of it (:mod:`conformance.subjects.pool`)."""
         self._case = Deadline(self._case_seconds)
 
     # --- calls ------------------------------------------------------------------------------
