@@ -33,7 +33,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_every_section_is_there(bench: dict[str, Any]) -> None:
     assert bench["smoke"] is True
     assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout",
-                                      "sandbox", "tests"}
+                                      "sandbox", "startpool", "tests"}
     for rows in bench["sections"].values():
         assert rows and all(isinstance(r, dict) for r in rows)
 
@@ -99,6 +99,16 @@ def test_sandbox_rows(bench: dict[str, Any]) -> None:
     assert len(startup) == 2 and all(r["off_ms"] > 0 and r["sandboxed_ms"] > 0 for r in startup)
     assert run["exit_codes"] == [0, 0] and run["wall_ratio"] > 0 and run["cpu_ratio"] > 0
     assert isinstance(run["met"], bool)
+
+
+def test_the_start_pool_row(bench: dict[str, Any]) -> None:
+    (row,) = bench["sections"]["startpool"]
+    assert row["startup_delay_seconds"] == 1 and row["checks"] > 0
+    assert row["verdicts_equal"] is True, row.get("verdicts")
+    assert row["exit_codes"] == [0, 0], row.get("stderr")
+    assert row["seconds"] > 0 and row["before_seconds"] is None  # smoke: no run without the pool
+    assert row["startup"]["started"] >= row["checks"]
+    assert row["target"].startswith("seconds < 120") and isinstance(row["met"], bool)
 
 
 def test_the_project_tests_have_a_budget(bench: dict[str, Any]) -> None:
