@@ -13,13 +13,13 @@ history and before the case's clock starts. Writes into the throwaway ``$HOME`` 
 :attr:`ProcessSession.notes`, not faults.
 
 This module is the subject's life cycle (start, readiness, each call's deadline and what a missing
-answer means, close, kill, what the subject left behind); its I/O (framing the inputs as JSON
-lines, reading the answers, keeping stderr's end) is :mod:`conformance.subjects.pipes`.
+answer means, close, kill); its I/O (framing the inputs as JSON
+lines, reading the answers, keeping stderr's end) is :mod:`conformance.subjects.pipes`; what the
+subject left behind and tried is looked for by :mod:`conformance.subjects.leftovers`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -44,12 +44,11 @@ from conformance.subjects.isolation import (
     kill_group,
     kill_pids,
     proc_info,
-    process_table,
     processes_supported,
     still_alive,
-    subtree_table,
 )
 from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.leftovers import LeftoverWatch
 from conformance.subjects.pipes import (
     EOF,
     MAX_LINE,
@@ -60,8 +59,6 @@ from conformance.subjects.pipes import (
 )
 from conformance.subjects.timing import Miss, Patience, process_starvation, record
 
-#: A subject with this many processes at once is reported as a fork bomb.
-FORK_BOMB_PROCESSES = 128
 #: A subject still running this many times the close grace after its input was closed is a fault
 #: (it would never exit); one that exits between the grace and this is a note.
 NEVER_EXITS = 3
@@ -107,8 +104,9 @@ def allow_subjects() -> None:
         _stopping = False
 
 
-class ProcessSession:
-    """One subject process for one test case."""
+class ProcessSession(LeftoverWatch):
+    """One subject process for one test case (what it left behind and tried at close:
+    :class:`~conformance.subjects.leftovers.LeftoverWatch`)."""
 
     def __init__(self, argv: Sequence[str], *, workdir: Path, tool_type: str, timeout: float,
                  env: Mapping[str, str] | None = None, handshake: bool = False,
@@ -221,12 +219,6 @@ class ProcessSession:
     def stderr_tail(self) -> str:
         return self.io.stderr_tail
 
-    def _drain_stderr(self, wait: float = 2.0) -> None:
-        self.io.drain_stderr(wait)
-
-    def _stderr_note(self) -> str:
-        return self.io.stderr_note()
-
     # --- start-up ---------------------------------------------------------------------------
 
     def _handshake(self, wait: float) -> None:
@@ -235,12 +227,12 @@ class ProcessSession:
         if line is None:
             self._kill()
             raise SubjectStartError(f"{self.label} did not start within {wait:g}s (the start-up "
-                                    f"timeout{_allowed(patience.allowance)}){self._stderr_note()}")
+                                    f"timeout{_allowed(patience.allowance)}){self.io.stderr_note()}")
         if line is EOF:
             self.proc.wait(timeout=5)
-            self._drain_stderr()
+            self.io.drain_stderr()
             raise SubjectStartError(f"{self.label} exited at start (status {self._status()})"
-                                    f"{self._sandbox_note()}{self._stderr_note()}")
+                                    f"{self._sandbox_note()}{self.io.stderr_note()}")
         try:
             hello = json.loads(line)
         except ValueError:
@@ -281,7 +273,7 @@ class ProcessSession:
                         f"the subject did not answer its first call within the {timeout:g} s "
                         f"start-up timeout{_allowed(r.allowance)}; it was stopped (the readiness call {what}, made "
                         f"before the check's clock starts; a slower start needs a longer "
-                        f"--startup-timeout){self._stderr_note()}")
+                        f"--startup-timeout){self.io.stderr_note()}")
                 raise SubjectNotReady(f"the subject failed its first call, at start-up (the "
                                       f"readiness call {what}): {'; '.join(faults)}")
         self.start_case()
@@ -311,28 +303,28 @@ class ProcessSession:
         if self._closed:
             return self._fault(f"{self.label} is not running (closed)")
         if self.proc.poll() is not None:  # it exited before this call (e.g. at start-up)
-            self._drain_stderr()
+            self.io.drain_stderr()
             return self._fault(f"{self.label} is not running (status {self._status()})"
-                               f"{self._stderr_note()}")
+                               f"{self.io.stderr_note()}")
         try:
             self.io.write(tool_input)
         except OSError as e:
             if self.proc.poll() is not None or _wait_exit(self.proc, 1.0):
-                self._drain_stderr()
-            return self._fault(f"{self.label} stopped reading its input ({e}){self._stderr_note()}")
+                self.io.drain_stderr()
+            return self._fault(f"{self.label} stopped reading its input ({e}){self.io.stderr_note()}")
         # Judged fairly: the deadline grows by the load measured while waiting (timing.py).
         patience = Patience(wait, what, process_starvation(self.proc.pid))
         line = patience.wait(self.io.watching_silence() if watch_silence else self.io.next_line)
         elapsed = time.monotonic() - start
         if line is SILENT:  # it read the input and waits for more: its answer is held back
             self._kill()
-            self._drain_stderr(0.5)
-            r = self._fault(f"{silence.HINT}{self._stderr_note()}")
+            self.io.drain_stderr(0.5)
+            r = self._fault(f"{silence.HINT}{self.io.stderr_note()}")
             r.elapsed = elapsed
             return r
         if line is None:
             self._kill()
-            self._drain_stderr(0.5)
+            self.io.drain_stderr(0.5)
             r = self._fault(f"no answer within {wait:g}s{_allowed(patience.allowance)}; the "
                             "subject was stopped")
             r.timed_out, r.elapsed, r.allowance = True, elapsed, patience.allowance
@@ -342,9 +334,9 @@ class ProcessSession:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 self._kill()
-            self._drain_stderr()
+            self.io.drain_stderr()
             r = self._fault(f"{self.label} exited while answering (status {self._status()})"
-                            f"{self._sandbox_note()}{self._stderr_note()}")
+                            f"{self._sandbox_note()}{self.io.stderr_note()}")
             r.elapsed = elapsed
             return r
         if len(line) > MAX_LINE:
@@ -449,60 +441,13 @@ class ProcessSession:
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
         if processes_supported():
-            # Everything below the subject before it closed that escaped its group (own session
-            # or group), or that is marked as the case's, still running now.
-            seen = {p.pid: p for p in tracked if p.pid != self.proc.pid}
-            for p in in_group:
-                seen.pop(p.pid, None)
-            # One table for both (a table costs a read of every process's stat): read while no
-            # subject is forked, as _orphans needs.
-            server = self._fork_server
-            with server.lock if server is not None else contextlib.nullcontext():
-                table = self._table()
-            seen.update((p.pid, p) for p in case_processes(self._markers(), self._dirs(),
-                                                            since=self._leader_start, table=table))
-            seen.update((p.pid, p) for p in self._orphans(table))
-            seen.pop(self.proc.pid, None)
-            self.leaked = still_alive(list(seen.values()), wait=0.3)
-            for p in self.leaked:  # their command lines, read while they still run (reported)
-                _ = p.cmdline
-            kill_pids([p.pid for p in still_alive(self.leaked)])  # same start time: still them
+            self.leaked = self._sweep_leftovers(tracked, in_group)
         close_quietly(self.proc.stdin)
         self._check_home()  # a shell writes its history file as it exits
         self._observe_escapes(net_after)
         self._remove_sandbox()
         with _live_lock:
             _live.discard(self)
-
-    def _table(self) -> dict[int, ProcInfo]:
-        """The processes a close looks through for what the subject left: for a forked subject
-        the fork server's tree (a subreaper: nothing its subjects start can leave it, daemons
-        included), for a sandboxed command its ``bwrap``'s (its own PID namespace: the same),
-        else the machine's whole table, where an orphan lands below init (issue 21: reading
-        every process's ``stat`` at each close was the harness's largest cost per case on a
-        busy machine)."""
-        server = self._fork_server
-        root = (server.proc.pid if server is not None and server.proc is not None
-                else self.proc.pid if self._box.active else None)
-        table = subtree_table(root) if root is not None else None
-        return process_table() if table is None else table
-
-    def host_pid(self, pid: int) -> int | None:
-        """The harness's pid of the subject's process ``pid`` as the subject sees it (in the
-        sandbox, its own PID namespace's); None when no process of the subject has it."""
-        if not self._box.active:
-            return pid
-        for p in descendants(self.proc.pid):
-            try:
-                status = Path(f"/proc/{p.pid}/status").read_text()
-            except OSError:
-                continue
-            for line in status.splitlines():
-                if line.startswith("NSpid:"):
-                    ids = line.split()[1:]
-                    if len(ids) > 1 and ids[-1] == str(pid):
-                        return p.pid
-        return None
 
     # --- escape attempts --------------------------------------------------------------------
 
@@ -515,92 +460,11 @@ class ProcessSession:
             return -(code - 128)
         return code
 
-    def _network(self) -> dict[str, int]:
-        if not self._box.active:
-            return {}
-        if self._fork_server is not None:
-            return self._fork_server.network()
-        inside = descendants(self.proc.pid) if processes_supported() else []
-        return sandbox.network_counters(inside[0].pid) if inside else {}
-
-    def _count_processes(self, tracked: list[ProcInfo]) -> None:
-        mine = {p.pid for p in tracked if p.pid != self.proc.pid}
-        limit = self._confinement.processes if self._box.active else None
-        if len(mine) >= min(FORK_BOMB_PROCESSES, max(8, limit - 4) if limit else 1 << 30):
-            self.escapes.append(f"fork bomb: {len(mine)} processes running at once"
-                                + (f" (held at the sandbox's process limit, {limit})"
-                                   if limit else " (no process limit without the sandbox)"))
-
-    @property
-    def unseen_escapes(self) -> frozenset[str]:
-        """Kinds of escape this session cannot see (without the sandbox, a read of a credential
-        file already read since it last changed: :meth:`sandbox.Watch.unseen`)."""
-        watch = self._launch.outside
-        return watch.unseen() if watch is not None else frozenset()
-
-    def _observe_escapes(self, net_after: dict[str, int]) -> None:
-        """Fill :attr:`escapes` (called at close)."""
-        stopped = ""
-        if self._launch.watched:
-            stopped = sandbox.WATCHDOG.unwatch(self.proc.pid)
-        elif self._fork_server is not None and self._box.active:
-            stopped = self._fork_server.bomb
-        if stopped and not any(e.startswith("fork bomb") for e in self.escapes):
-            self.escapes.append(f"fork bomb: {stopped}")
-        if self._leftovers is not None and self.proc.poll() is not None:
-            # A sandboxed command's namespace as it exited, listed by the shim on stderr.
-            self._drain_stderr(1.0)
-            left = [line.decode("utf-8", "replace").split(" ", 1)
-                    for line in self.io.shim_report()]
-            inside = [ProcInfo(int(p[0]), 0, 0, "S", p[1].strip() if len(p) > 1 else "")
-                      for p in left if p[0].isdigit()]
-            if inside:
-                self.leaked = [*(self.leaked or []), *inside]
-        if self.leaked:
-            shown = ", ".join(f"{p.cmdline or p.pid}"[:80] for p in self.leaked[:3])
-            self.escapes.append(f"process outliving its case: {len(self.leaked)} left running "
-                                f"after close ({shown}); killed"
-                                + (" with the sandbox" if self._box.active else ""))
-        self.escapes.extend(self._launch.escapes(self._net_before, net_after))
-
-    def _orphans(self, table: dict[int, ProcInfo]) -> list[ProcInfo]:
-        """Daemons of a forked subject that never exec'd: the fork server is a subreaper, so they
-        are its children now (started since this subject, not a subject); this subject's are
-        those holding one of its pipes. One that closed every descriptor is stopped with the
-        fork server at the end of the run. ``table``: a process table read under the server's
-        lock (no subject is forked while it is read)."""
-        server = self._fork_server
-        if server is None or self._start_ticks is None:
-            return []
-        orphans = [p for p in table.values() if p.ppid == server.reaper_pid
-                   and p.pid not in server.spawned and p.start >= self._start_ticks]
-        return [p for p in orphans if self._pipes & _open_pipes(p.pid)]
-
-    def _markers(self) -> list[str]:
-        return [f"TOOLUSE_WORKDIR={self.workdir}"] + ([f"HOME={self._home}"] if self._home else [])
-
-    def _dirs(self) -> list[Path]:
-        return [self.workdir] + ([self._sandbox] if self._sandbox is not None else [])
-
     def __enter__(self) -> ProcessSession:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _open_pipes(pid: int) -> set[str]:
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return set()
-    links = set()
-    for fd in fds:
-        try:
-            links.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except OSError:
-            pass
-    return links
 
 
 def _allowed(allowance: float) -> str:
