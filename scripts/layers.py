@@ -31,7 +31,7 @@ PACKAGE = "conformance"
 # Top down; a unit imports only units on its own floor or below (and `simulator`, below all).
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli",),
-    ("matrix", "probe", "pytest", "plugin"),
+    ("matrix", "findings", "probe", "pytest", "plugin"),
     ("reports", "checks_doc"),
     ("runner", "rejudge", "options"),
     ("checks", "reference", "lint_tools"),
