@@ -174,7 +174,7 @@ def public_source(section: str, tag: str = "D") -> tuple[str, str | None]:
     part = protocol_part(section)
     name = section[len(part) + 1:].strip() if part else section
     if tag == "S":
-        return name, SDK.removesuffix("blob/v2.10.0/src/anthropic/")
+        return name, SDK.replace("/blob/", "/tree/").rstrip("/")
     if tag in ("I", "?"):
         return name, None
     return name, PROTOCOL_PAGES.get(part)

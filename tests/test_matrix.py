@@ -164,8 +164,8 @@ def test_markdown_and_html(matrix: tuple[int, Path, str]) -> None:
            "not run | — | n/a | 2/3 |" in md
     assert "no python3.99" in md
     # the flagged check's source as a user opens it, and the sentence it rests on (issue 26)
-    assert ("(source: PROTOCOL.md § 4. Bash tool: Semantics — https://platform.claude.com/docs/"
-            "en/agents-and-tools/tool-use/bash-tool)") in md
+    assert ("(source: How it works — https://platform.claude.com/docs/en/agents-and-tools/"
+            "tool-use/bash-tool (text: docs/protocol-notes.md § 4))") in md
     assert "> Rests on: \u201cReturn stdout and stderr combined in one `tool_result`.\u201d" in md
     html = (out / "matrix.html").read_text()
     assert "rests on: \u201cReturn stdout and stderr combined in one `tool_result`.\u201d" in html

@@ -111,7 +111,7 @@ def test_lenient_mode_knows_the_legacy_error_codes() -> None:
 def test_stop_reasons_come_from_the_registry() -> None:
     stop = build_documents("strict")["messages"]["$defs"]["stop_reason"]
     assert stop["enum"] == [*registry.STOP_REASONS, *registry.BETA_STOP_REASONS, None]
-    assert str(registry.PAUSE_TURN_SOURCE) in stop["$comment"]
+    assert registry.PAUSE_TURN_SOURCE.cite() in stop["$comment"]  # what users read (issue 41)
 
 
 #: Open on purpose: any JSON Schema is an input_schema; clients send many other headers.
@@ -136,7 +136,8 @@ def test_enum_sidecar_names_a_source_for_every_value() -> None:
     codes = side["error_codes"]
     assert set(codes["bash_code_execution_tool_result_error"]) == set(registry.BASH_ERROR_CODES)
     for group in (*codes.values(), side["stop_reasons"], side["api_error_types"]):
-        assert all(isinstance(s, str) and ("§" in s) for s in group.values())
+        assert all(isinstance(s, str) and ("https://" in s or "docs/protocol-notes.md" in s)
+                   for s in group.values())
 
 
 def test_max_agent_tools_is_a_setting() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import registry
+from ..sources import protocol
 from . import _blocks, _errors, _managed_agents, _messages, _streaming, _tools
 from ._core import (
     BASE_URI,
@@ -89,16 +90,16 @@ def schema_file(name: str, mode: Mode) -> Path:
 
 def enum_sources() -> dict[str, Any]:
     """Sidecar: every enumerated error code, stop reason and error type with its source."""
-    ce = str(registry.ERROR_CODES_SOURCE)
-    legacy = str(registry.LEGACY_ERROR_CODES_SOURCE)
-    web = str(registry.WEB_ERROR_CODES_SOURCE)
+    ce = registry.ERROR_CODES_SOURCE.cite()
+    legacy = registry.LEGACY_ERROR_CODES_SOURCE.cite()
+    web = registry.WEB_ERROR_CODES_SOURCE.cite()
 
     def codes(values: tuple[str, ...], src: str) -> dict[str, str]:
         return {v: src for v in values}
 
-    stop = {r: str(registry.STOP_REASONS_SOURCE) for r in registry.STOP_REASONS}
-    stop["pause_turn"] = str(registry.PAUSE_TURN_SOURCE)
-    stop.update({r: f"{registry.STOP_REASONS_SOURCE} (beta)" for r in registry.BETA_STOP_REASONS})
+    stop = {r: registry.STOP_REASONS_SOURCE.cite() for r in registry.STOP_REASONS}
+    stop["pause_turn"] = registry.PAUSE_TURN_SOURCE.cite()
+    stop.update({r: f"{registry.STOP_REASONS_SOURCE.cite()} (beta)" for r in registry.BETA_STOP_REASONS})
     return {
         "$comment": "Generated from simulator.registry by python -m simulator.schemas.generate",
         "error_codes": {
@@ -111,15 +112,15 @@ def enum_sources() -> dict[str, Any]:
         },
         "stop_reasons": stop,
         "api_error_types": {
-            **{t: f"{registry.API_ERROR_TYPES_SOURCE} (HTTP {s})"
+            **{t: f"{registry.API_ERROR_TYPES_SOURCE.cite()} (HTTP {s})"
                for s, t in registry.API_ERROR_TYPES.items()},
-            **{t: "PROTOCOL.md § 5. Error responses [S] (SDK ErrorType only)"
+            **{t: protocol("5. Error responses", "S").cite() + " (SDK ErrorType only)"
                for t in registry.SDK_API_ERROR_TYPES},
         },
-        "caller_types": codes(registry.CALLER_TYPES, str(registry.CALLERS_SOURCE)),
-        "allowed_callers": codes(registry.ALLOWED_CALLERS, str(registry.CALLERS_SOURCE)),
+        "caller_types": codes(registry.CALLER_TYPES, registry.CALLERS_SOURCE.cite()),
+        "allowed_callers": codes(registry.ALLOWED_CALLERS, registry.CALLERS_SOURCE.cite()),
         "session_stop_reasons": codes(_managed_agents.SESSION_STOP_REASONS,
-                                      "PROTOCOL.md § 7. Managed Agents: Events [S]"),
+                                      protocol("7. Managed Agents: Events", "S").cite()),
     }
 
 

@@ -37,7 +37,7 @@ _TOOLS = "tools"
 def _error_code(ctx: Ctx, codes: tuple[str, ...], source: str, *, legacy: bool = True) -> Schema:
     return enum(ctx, codes, source, what="error_code",
                 legacy=registry.LEGACY_ERROR_CODES if legacy else (),
-                legacy_note=f"only in older doc revisions ({registry.LEGACY_ERROR_CODES_SOURCE})")
+                legacy_note=f"only in older doc revisions ({registry.LEGACY_ERROR_CODES_SOURCE.cite()})")
 
 
 def caller(ctx: Ctx) -> Schema:
@@ -94,7 +94,7 @@ def tool_use(ctx: Ctx) -> Schema:
     s = obj(ctx, {"type": const("tool_use"), "id": STR, "name": STR, "input": ANY_OBJ,
                   "caller": nullable(ref("caller")), "toolset_name": nullable(STR), **_CACHE},
             ["type", "id", "name", "input"], lenient_required=["type", "id", "name"],
-            comment=f"caller: {seed(SEED_PTC, 'Le champ caller')}")
+            comment=f"caller: {seed(SEED_PTC, 'Le champ caller').cite()}")
     s["allOf"] = [{"if": _named_input(n), "then": {"properties": {
                       "input": ref(f"input_by_name.{n}", _TOOLS)}}} for n in client_tool_names()]
     return s

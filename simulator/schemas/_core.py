@@ -97,7 +97,7 @@ def str_array(item: Schema | None = None) -> Schema:
 
 
 def cite(*sources: Source) -> str:
-    return "; ".join(str(s) for s in sources)
+    return "; ".join(s.cite() for s in sources)
 
 
 def enum(ctx: Ctx, values: Iterable[str], source: str, *, legacy: Iterable[str] = (),

@@ -10,7 +10,7 @@ NAME = "errors"
 
 def error_type(ctx: Ctx) -> Schema:
     statuses = ", ".join(f"{s} {t}" for s, t in registry.API_ERROR_TYPES.items())
-    src = (f"{registry.API_ERROR_TYPES_SOURCE} ({statuses}); SDK-only: "
+    src = (f"{registry.API_ERROR_TYPES_SOURCE.cite()} ({statuses}); SDK-only: "
            f"{', '.join(registry.SDK_API_ERROR_TYPES)}")
     return enum(ctx, (*registry.API_ERROR_TYPES.values(), *registry.SDK_API_ERROR_TYPES), src,
                 what="error type")

@@ -55,7 +55,7 @@ def session_stop_reason(ctx: Ctx) -> Schema:
     variants = {t: obj(ctx, {"type": const(t)}, ["type"]) for t in SESSION_STOP_REASONS}
     variants["requires_action"] = obj(ctx, {"type": const("requires_action"),
                                             "event_ids": str_array()}, ["type", "event_ids"],
-                                      comment=str(_FLOW))
+                                      comment=_FLOW.cite())
     return by_type(ctx, variants, what="session stop_reason type", source=cite(_EVENTS))
 
 
@@ -108,7 +108,7 @@ def work_item(ctx: Ctx) -> Schema:
         **{k: nullable(_TIME) for k in ("acknowledged_at", "started_at", "latest_heartbeat_at",
                                         "stop_requested_at", "stopped_at")},
     }, ["type", "id", "environment_id", "state", "data", "created_at"],
-        lenient_required=["type", "id", "state"], comment=str(_WORK))
+        lenient_required=["type", "id", "state"], comment=_WORK.cite())
 
 
 def work_heartbeat(ctx: Ctx) -> Schema:
@@ -116,13 +116,13 @@ def work_heartbeat(ctx: Ctx) -> Schema:
     return obj(ctx, {"type": const("work_heartbeat"), "last_heartbeat": STR,
                      "lease_extended": BOOL, "state": state, "ttl_seconds": NONNEG},
                ["type", "last_heartbeat", "lease_extended", "state", "ttl_seconds"],
-               comment=str(_WORK))
+               comment=_WORK.cite())
 
 
 def work_queue_stats(ctx: Ctx) -> Schema:
     return obj(ctx, {"type": const("work_queue_stats"), "depth": NONNEG, "pending": NONNEG,
                      "oldest_queued_at": nullable(_TIME), "workers_polling": nullable(NONNEG)},
-               ["type", "depth", "pending"], comment=str(_WORK))
+               ["type", "depth", "pending"], comment=_WORK.cite())
 
 
 def build(ctx: Ctx) -> Schema:

@@ -31,7 +31,7 @@ _USAGE = seed(SEED_CODE_EXECUTION, "Penggunaan dan harga")
 
 
 def stop_reason(ctx: Ctx) -> Schema:
-    src = (f"{registry.STOP_REASONS_SOURCE}; pause_turn: {registry.PAUSE_TURN_SOURCE}; beta: "
+    src = (f"{registry.STOP_REASONS_SOURCE.cite()}; pause_turn: {registry.PAUSE_TURN_SOURCE.cite()}; beta: "
            f"{', '.join(registry.BETA_STOP_REASONS)}")
     return enum(ctx, (*registry.STOP_REASONS, *registry.BETA_STOP_REASONS), src,
                 what="stop_reason", extra=[None])
@@ -42,14 +42,14 @@ def container(ctx: Ctx) -> Schema:
                 ["skill_id", "type", "version"])
     return obj(ctx, {"id": STR, "expires_at": {"type": "string", "format": "date-time"},
                      "skills": nullable({"type": "array", "items": skill})},
-               ["id", "expires_at"], lenient_required=["id"], comment=str(_CONTAINER))
+               ["id", "expires_at"], lenient_required=["id"], comment=_CONTAINER.cite())
 
 
 def container_param(ctx: Ctx) -> Schema:
     skill = obj(ctx, {"skill_id": STR, "type": {"enum": ["anthropic", "custom"]}, "version": STR},
                 ["skill_id", "type"])
-    return {"$comment": f"a container id, or {{id?, skills?}} ({_CONTAINER}); "
-                        f"{seed(SEED_PTC, 'Reprise')}",
+    return {"$comment": f"a container id, or {{id?, skills?}} ({_CONTAINER.cite()}); "
+                        f"{seed(SEED_PTC, 'Reprise').cite()}",
             "anyOf": [STR, {"type": "null"},
                       obj(ctx, {"id": nullable(STR), "skills": nullable({"type": "array",
                                                                           "items": skill})})]}
@@ -60,8 +60,8 @@ def server_tool_usage(ctx: Ctx) -> Schema:
               "code_execution_requests": NONNEG}
     s = obj(ctx, counts, comment=(
         "two documented shapes: the SDK's ServerToolUsage {web_search_requests, "
-        f"web_fetch_requests}} and the code execution guide's {{code_execution_requests}} ({_USAGE}; "
-        "PROTOCOL.md Known discrepancies); live traffic also sends web_search_requests alone, so "
+        f"web_fetch_requests}} and the code execution guide's {{code_execution_requests}} ({_USAGE.cite()}; "
+        "docs/protocol-notes.md, Known discrepancies); live traffic also sends web_search_requests alone, so "
         "every count is optional"))
     return s
 
@@ -102,7 +102,7 @@ def usage(ctx: Ctx) -> Schema:
 
 def delta_usage(ctx: Ctx) -> Schema:
     return obj(ctx, _usage_props(ctx), ["output_tokens"], lenient_required=[],
-               comment=str(protocol("6. Streaming (SSE): message_delta", "S")))
+               comment=protocol("6. Streaming (SSE): message_delta", "S").cite())
 
 
 def response(ctx: Ctx, *, content_min: int | None = None) -> Schema:
@@ -184,7 +184,7 @@ def request_headers(ctx: Ctx) -> Schema:
     beta = {"type": "string", "pattern": r"^\s*[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*\s*$",
             MESSAGE: "anthropic-beta is a comma-separated list of beta names",
             "$comment": "comma-separated beta names, e.g. code-execution-2025-05-22 for "
-                        f"code_execution_20250522 ({protocol('5. Error responses: Bad beta name')})"}
+                        f"code_execution_20250522 ({protocol('5. Error responses: Bad beta name').cite()})"}
     s: Schema = {"type": "object", "properties": {
         "anthropic-version": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
                               MESSAGE: "anthropic-version is a date such as 2023-06-01"},

@@ -51,7 +51,7 @@ def events(ctx: Ctx) -> dict[str, Schema]:
         "content_block_start": obj(ctx, {"type": const("content_block_start"), "index": index,
                                          "content_block": ref("response_block", "blocks")},
                                    ["type", "index", "content_block"],
-                                   comment=f"result blocks arrive whole ({seed(SEED_CODE_EXECUTION, 'Streaming')})"),
+                                   comment=f"result blocks arrive whole ({seed(SEED_CODE_EXECUTION, 'Streaming').cite()})"),
         "content_block_delta": obj(ctx, {"type": const("content_block_delta"), "index": index,
                                          "delta": ref("delta")}, ["type", "index", "delta"]),
         "content_block_stop": obj(ctx, {"type": const("content_block_stop"), "index": index},
@@ -70,7 +70,7 @@ def sse_events(ctx: Ctx, names: list[str]) -> Schema:
     bare payloads. A wrapper's ``event`` must equal its payload's ``type``."""
     same = [{"if": {"properties": {"event": const(n)}, "required": ["event"]},
              "then": {"properties": {"data": {"properties": {"type": {
-                 "const": n, MESSAGE: f"the data of an {n!r} event has type {n!r} ({_SSE})"}}}}}}
+                 "const": n, MESSAGE: f"the data of an {n!r} event has type {n!r} ({_SSE.cite()})"}}}}}}
             for n in names]
     wrapper = obj(ctx, {"event": STR, "data": ref("sse_event"), "id": {}, "retry": INT},
                   ["event", "data"])

@@ -85,7 +85,7 @@ def _family_only_fields(tool: ToolVersion) -> dict[str, Schema]:
                 having = [t.type for t in registry.of_family(tool.family) if f in t.definition_fields]
                 out[f] = {"not": {}, RULE: "tools.definition_fields",
                           MESSAGE: f"{f!r} is not a field of {tool.type}; only {', '.join(having)} "
-                                   f"take it ({tool.source})"}
+                                   f"take it ({tool.source.cite()})"}
     return out
 
 
@@ -94,10 +94,10 @@ def builtin_definition(ctx: Ctx, tool: ToolVersion) -> Schema:
     props: dict[str, Schema] = {
         "type": const(tool.type),
         "name": {"const": tool.name, RULE: "tools.fixed_type_name",
-                 MESSAGE: f"a {tool.type} tool must be named {tool.name!r} ({tool.source})"},
+                 MESSAGE: f"a {tool.type} tool must be named {tool.name!r} ({tool.source.cite()})"},
     }
     props.update({f: fields[f] for f in tool.definition_fields})
-    s = obj(ctx, props, ["type", "name"], comment=f"{tool.type}: {tool.side} tool ({tool.source})")
+    s = obj(ctx, props, ["type", "name"], comment=f"{tool.type}: {tool.side} tool ({tool.source.cite()})")
     s["properties"].update(_family_only_fields(tool))
     return s
 
@@ -107,7 +107,7 @@ def custom_definition(ctx: Ctx) -> Schema:
     fields = definition_field_schemas(ctx)
     props: dict[str, Schema] = {"type": const("custom"), "name": {"type": "string", "minLength": 1}}
     props.update({f: fields[f] for f in tool.definition_fields})
-    return obj(ctx, props, ["name", "input_schema"], comment=f"custom tool ({tool.source})")
+    return obj(ctx, props, ["name", "input_schema"], comment=f"custom tool ({tool.source.cite()})")
 
 
 def input_schema_schema() -> Schema:
@@ -124,7 +124,7 @@ def mcp_toolset(ctx: Ctx) -> Schema:
                                                                  "additionalProperties": cfg}),
                      "tools": nullable({"type": "array", "items": ANY_OBJ}),
                      "cache_control": definition_field_schemas(ctx)["cache_control"]},
-               ["type", "mcp_server_name"], comment=f"MCP connector toolset ({_MCP_SOURCE})")
+               ["type", "mcp_server_name"], comment=f"MCP connector toolset ({_MCP_SOURCE.cite()})")
 
 
 def messages_tool_types() -> list[ToolVersion]:
@@ -221,11 +221,11 @@ def _no_ref_anywhere() -> Schema:
         "then": {
             "not": {"required": ["$ref"]},
             RULE: "managed_agents.custom_tool.no_ref", MESSAGE: f"'$ref' is rejected anywhere in "
-            f"a Managed Agents input_schema; inline the referenced schema ({_MA_RULES})",
+            f"a Managed Agents input_schema; inline the referenced schema ({_MA_RULES.cite()})",
             "properties": {"properties": {"if": {"type": "object"}, "then": {"propertyNames": {
                 "pattern": "^[A-Za-z0-9_.-]{1,64}$", RULE: "managed_agents.custom_tool.property_name",
                 MESSAGE: f"property names are 1-64 characters of letters, digits, '_', '.', '-' "
-                         f"({_MA_RULES})"}}}},
+                         f"({_MA_RULES.cite()})"}}}},
             "patternProperties": {"": {"$ref": "#/$defs/ma_schema_value"}},
         },
         "else": {"if": {"type": "array"}, "then": {"items": {"$ref": "#/$defs/ma_schema_value"}}},
@@ -241,25 +241,25 @@ def ma_custom_tool(ctx: Ctx) -> Schema:
         RULE: "managed_agents.custom_tool.name",
         MESSAGE: f"a custom tool name is 1-128 characters of letters, digits, '_' and '-', is not a "
                  f"built-in agent tool ({', '.join(reserved)}) and does not start with "
-                 f"{' or '.join(prefixes)} ({_MA_RULES})",
+                 f"{' or '.join(prefixes)} ({_MA_RULES.cite()})",
     }
     schema = {"allOf": [input_schema_schema(), {"$ref": "#/$defs/ma_schema_value"}],
               "not": {"anyOf": [{"required": [k]} for k in ("oneOf", "anyOf", "allOf")]},
               RULE: "managed_agents.custom_tool.input_schema",
               MESSAGE: f"top-level oneOf/anyOf/allOf are rejected in a Managed Agents input_schema "
-                       f"({_MA_RULES})"}
+                       f"({_MA_RULES.cite()})"}
     desc = {"type": "string", "minLength": 1, RULE: "managed_agents.custom_tool.description",
-            MESSAGE: f"a custom tool needs a non-empty description ({_MA_RULES})"}
+            MESSAGE: f"a custom tool needs a non-empty description ({_MA_RULES.cite()})"}
     return obj(ctx, {"type": const("custom"), "name": name, "description": desc,
                      "input_schema": schema}, ["type", "name", "description", "input_schema"],
-               comment=f"Managed Agents custom tool declaration ({_MA_RULES})")
+               comment=f"Managed Agents custom tool declaration ({_MA_RULES.cite()})")
 
 
 def ma_agent_toolset(ctx: Ctx) -> Schema:
     t = registry.TOOLS["agent_toolset_20260401"]
     fields = definition_field_schemas(ctx)
     return obj(ctx, {"type": const(t.type), **{f: fields[f] for f in t.definition_fields}},
-               ["type"], comment=f"{t.type} ({t.source})")
+               ["type"], comment=f"{t.type} ({t.source.cite()})")
 
 
 def ma_tool(ctx: Ctx) -> Schema:
@@ -273,7 +273,7 @@ def ma_agent_tools(ctx: Ctx) -> Schema:
     return {"type": "array", "items": ref("ma_tool"), "maxItems": ctx.max_agent_tools,
             RULE: "managed_agents.tools.max_entries",
             MESSAGE: f"an agent's tools array holds at most {ctx.max_agent_tools} entries; each "
-                     f"wrapped tool and the built-in toolset count as one ({_MA_RULES})"}
+                     f"wrapped tool and the built-in toolset count as one ({_MA_RULES.cite()})"}
 
 
 def build(ctx: Ctx) -> Schema:
