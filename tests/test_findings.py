@@ -301,3 +301,62 @@ def test_upgrade_writes_fixed_still_there_and_new(findings: Path, tmp_path: Path
     same = upgrade(cfg, "never-flags", out, lookup=lambda package, npm: "2.0",
                    run_column=run_column, say=lambda _: None)
     assert same is None  # at the newest already: nothing run
+
+
+_STDLIB_LOOP = '''
+def conversation(doc, params):
+    """A minimal loop on the standard library: resends after pause_turn (RESEND) or stops."""
+    import urllib.request
+
+    body = {k: v for k, v in params.items() if k not in ("extra_headers", "extra_body")}
+    headers = {"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"],
+               "anthropic-version": "2023-06-01", **(params.get("extra_headers") or {})}
+    while True:
+        request = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+                                         data=json.dumps(body).encode(), headers=headers)
+        with urllib.request.urlopen(request) as r:
+            response = json.load(r)
+        if response.get("stop_reason") != "pause_turn" or not RESEND:
+            return response
+        body = dict(body, messages=[*body["messages"],
+                                    {"role": "assistant", "content": response["content"]}])
+'''
+
+
+@pytest.mark.parametrize("resend", [True, False])
+def test_loop_repro_judges_by_what_the_server_served(tmp_path: Path, resend: bool) -> None:
+    """A loop reproducer (tooluse serve + the framework's loop): with the framework's loop
+    swapped for a stdlib one that resends after pause_turn it exits 0; one that stops, 1."""
+    import re
+
+    from conformance.findings.loops import render_loop_repro
+
+    impl = {"spec": "cmd:python -m conformance.adapters.litellm_loop", "env": {}}
+    why = render_loop_repro(tmp_path, "loop.pause_turn.resend", impl, title="t", header="h",
+                            sentence="s", statement="r", url="u")
+    assert why == ""
+    source = (tmp_path / "repro.py").read_text()
+    assert "import litellm" in source and "from conformance" not in source
+    loop = re.compile(r"\ndef conversation\(.*?(?=\n\n\n)", re.DOTALL)
+    source = loop.sub(lambda _: f"\nRESEND = {resend!r}\n" + _STDLIB_LOOP.rstrip(), source)
+    (tmp_path / "repro.py").write_text(source)
+    tooluse = Path(sys.executable).parent / "tooluse"
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=120, check=False,
+                          env={**__import__("os").environ, "TOOLUSE": str(tooluse)})
+    assert done.returncode == (0 if resend else 1), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("module", ["litellm_loop", "langchain_agent", "llm_anthropic"])
+def test_loop_adapter_sources_are_standalone(module: str) -> None:
+    import importlib
+
+    from conformance.findings.loops import _adapter_source
+
+    src = _adapter_source(importlib.import_module(f"conformance.adapters.{module}"))
+    tree = ast.parse(src)
+    mods = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
+    mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) and n.module}
+    assert "conformance" not in mods and "simulator" not in mods
+    assert "def conversation" in src

@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     impls = {i["name"]: i for i in doc["implementations"]}
     title = f"{doc.get('config') or args.matrix_dir.name} ({args.matrix_dir.as_posix()})"
-    records = verify(out, impls, title=title, columns=args.columns,
+    config = Path(str(doc.get("config") or ""))
+    records = verify(out, impls, title=title, columns=args.columns, config=config,
                      progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     codes = [r["exit_codes"][-1]["exit_code"] for r in records
              if r.get("repro") and r.get("exit_codes")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -36,18 +37,56 @@ def placeholders(line: str) -> str:
 REPRO_LIMIT = 600.0
 
 
-def python_of(impl: dict[str, Any]) -> Path | None:
-    """The interpreter of the column's pinned environment (None: not on this machine)."""
+def python_of(impl: dict[str, Any], config: Path | None = None) -> Path | None:
+    """The interpreter of the column's pinned environment (None: not on this machine): the one
+    its run used (``launcher``), else where ``config``'s entry puts it today (an environment
+    built again since, under a new key); a loop program with ``program_requirements`` runs in
+    that environment's ``program/`` venv."""
     words = str(impl.get("launcher") or "tooluse").split()
     launcher = next((w for w in words if "=" not in w), "tooluse")
     if launcher == "tooluse":
         return Path(sys.executable)
-    python = Path(os.path.expanduser(launcher)).parent / "python"
+    env_dir: Path | None = Path(os.path.expanduser(launcher)).parent.parent
+    if not (Path(os.path.expanduser(launcher)).parent / "python").exists() \
+            and config is not None and config.is_file():
+        from conformance.matrix.config import load_config
+        from conformance.matrix.envs import default_envs_dir, env_dir_of
+
+        entry = next((s for s in load_config(config).subjects if s.name == impl.get("name")),
+                     None)
+        env_dir = env_dir_of(entry, default_envs_dir()) if entry is not None else None
+    if (env_dir is None or not (env_dir / "bin" / "python").exists()) and impl.get("version"):
+        env_dir = _env_with(str(impl.get("version_of") or ""), str(impl["version"]))
+    if env_dir is None:
+        return None
+    program = env_dir / "program" / "bin" / "python"
+    python = program if impl.get("program_requirements") or program.exists() else \
+        env_dir / "bin" / "python"
     return python if python.exists() else None
 
 
+def _env_with(package: str, version: str) -> Path | None:
+    """An environment of the cache with ``package==version`` installed (in it, or in its
+    ``program/`` venv): one built by another checkout of the suite has another key."""
+    from conformance.matrix.envs import default_envs_dir
+
+    name = re.sub(r"[-.]+", "_", package).lower()
+    for dist in sorted(default_envs_dir().glob(f"*/**/site-packages/{name}-{version}.dist-info")):
+        env = dist.parents[3]
+        env = env.parent if env.name == "program" else env
+        if (env / "bin" / "python").exists():
+            return env
+    return None
+
+
+def suite_tooluse() -> str:
+    """The suite's own ``tooluse`` (a loop reproducer starts ``tooluse serve`` with it)."""
+    mine = Path(sys.executable).parent / "tooluse"
+    return str(mine) if mine.exists() else (shutil.which("tooluse") or "tooluse")
+
+
 def verify(out: Path, impls: dict[str, dict[str, Any]], *, title: str,
-           columns: Sequence[str] = (),
+           columns: Sequence[str] = (), config: Path | None = None,
            progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
     """Run the reproducers under ``out`` (of ``columns``, or all); record their exit codes in each
     ``finding.json`` and rewrite the index."""
@@ -56,13 +95,14 @@ def verify(out: Path, impls: dict[str, dict[str, Any]], *, title: str,
         if not rec.get("repro") or (columns and rec["column"] not in columns):
             continue
         impl = impls.get(rec["column"], {})
-        python = python_of(impl)
+        python = python_of(impl, config)
         folder = out / rec["column"] / rec["check_id"]
         entry: dict[str, Any] = {"version": rec.get("version"), "exit_code": None}
         if python is None:
             entry["note"] = "the column's environment is not built on this machine"
         else:
             env = dict(os.environ, **{str(k): str(v) for k, v in (impl.get("env") or {}).items()})
+            env.setdefault("TOOLUSE", suite_tooluse())
             try:
                 done = subprocess.run([str(python), rec["repro"]], cwd=folder, env=env,
                                       stdin=subprocess.DEVNULL, capture_output=True,

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance.adapters._repro import UpstreamCalls
 from conformance.findings.contract import entry_calls
+from conformance.findings.loops import render_loop_repro
 from conformance.findings.model import Finding
 from conformance.findings.oracles import oracle_for
 from conformance.findings.repro import render_repro
@@ -67,6 +68,17 @@ def _title(f: Finding) -> str:
         first = first[:110].rsplit(" ", 1)[0] + " …"
     who = f"{f.package} {f.version}" if f.package and f.version else f.column
     return f"{who}: {first}"
+
+
+def _header(f: Finding) -> str:
+    needs = install_line(f)
+    if f.family == "loop":
+        needs += " and this suite's `tooluse serve` (the simulated API: $TOOLUSE or PATH)"
+    return (f"{f.column} ({f.package} {f.version}), check {f.check_id} ({f.level}).\n"
+            f"The docs ({f.url}): {f.sentence}\n"
+            f"Needs: {needs} (this file installs nothing).\n"
+            "Run: python repro.py  (exit 1 while the defect is there, 0 once fixed, "
+            "2 when it cannot run)")
 
 
 def render_issue(f: Finding) -> str:
@@ -201,14 +213,14 @@ def write_findings(findings: Sequence[Finding], out: Path, *, root: Path,
             reason = "the cell carries no counterexample (no steps)"
         folder = out / f.folder
         folder.mkdir(parents=True)
-        if calls is not None and oracle is not None and f.reproducer:
-            header = (f"{f.column} ({f.package} {f.version}), check {f.check_id} ({f.level}).\n"
-                      f"The docs ({f.url}): {f.sentence}\n"
-                      f"Needs: {install_line(f)} (this file installs nothing).\n"
-                      "Run: python repro.py  (exit 1 while the defect is there, 0 once fixed, "
-                      "2 when it cannot run)")
+        if f.implementation.get("tool_type") == "agent_loop":
+            why = render_loop_repro(folder, f.check_id, f.implementation, title=_title(f),
+                                    header=_header(f), sentence=f.sentence,
+                                    statement=f.statement, url=f.url)
+            f.repro, f.repro_reason = (None, why) if why else ("repro.py", "")
+        elif calls is not None and oracle is not None and f.reproducer:
             (folder / "repro.py").write_text(render_repro(
-                title=_title(f), header=header, calls=calls, oracle=oracle,
+                title=_title(f), header=_header(f), calls=calls, oracle=oracle,
                 steps=f.reproducer, setup=f.setup, documented=f.documented,
                 received=f.received, timeout=f.timeout, check_id=f.check_id,
                 statement=f.statement, url=f.url, sentence=f.sentence))

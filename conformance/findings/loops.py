@@ -1,0 +1,212 @@
+"""Reproducers of loop (framework) findings: the framework driven against ``tooluse serve``.
+
+A loop's counterexample is a conversation: the simulated API serves a recorded cassette and the
+framework must send the rest of it. The reproducer ships the one cassette (``cassette.json``) and
+what the loop starts from (``params.json``: the first request's parameters and the recorded tool
+results), starts ``tooluse serve cassette.json --port 0`` (the only use of the suite it makes:
+``$TOOLUSE`` or ``tooluse`` on ``PATH``), runs the framework's own loop as the column's adapter
+wires it (the adapter module's source: the framework and the standard library), and reads the
+server's ``--log``: the defect is there while the API refused a request (a protocol rule, 400) or
+an exchange of the recording was never requested (the loop stopped early).
+
+Rendered for Python adapters (``python -m conformance.adapters.<module>``) and for the checks the
+server alone can judge: ``loop.pause_turn.*`` (the resend is never requested) and ``loop.ptc.*``
+(the API's 400 on a resumption without the container). Other loop cells keep ``repro: null`` with
+the reason (a scenario with a setup conversation or planned faults, which plain ``serve`` does
+not play; a verdict only the suite's judge makes; a Node framework).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import inspect
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOOP_CHECKS", "render_loop_repro"]
+
+#: Loop checks whose failure ``tooluse serve`` itself shows (a refusal or an unrequested exchange).
+LOOP_CHECKS = ("loop.pause_turn.*", "loop.ptc.*")
+_COMMAND = re.compile(r"^python -m (conformance\.adapters\.[a-z_]+)$")
+
+_MAIN = '''\
+def serve(cassette, matching, log):
+    tooluse = os.environ.get("TOOLUSE") or shutil.which("tooluse")
+    if not tooluse:
+        print("cannot run: tooluse (the simulated API: pip install 'tooluse-conformance[serve]') "
+              "is not on PATH; set TOOLUSE")
+        sys.exit(2)
+    proc = subprocess.Popen([tooluse, "serve", cassette, "--port", "0", "--matching", matching,
+                             "--quiet", "--log", log], stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    base = proc.stdout.readline().decode().strip()
+    if not base.startswith("http"):
+        proc.kill()
+        print("cannot run: tooluse serve did not start")
+        sys.exit(2)
+    return proc, base
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "params.json")) as f:
+        doc = json.load(f)
+    with open(os.path.join(here, "cassette.json")) as f:
+        exchanges = len(json.load(f)["exchanges"])
+    for name, value in ENV:
+        os.environ.setdefault(name, value)
+    box = tempfile.mkdtemp(prefix="repro-")
+    log = os.path.join(box, "served.jsonl")
+    proc, base = serve(os.path.join(here, "cassette.json"), MATCHING, log)
+    os.environ["ANTHROPIC_BASE_URL"] = base
+    os.environ["ANTHROPIC_API_KEY"] = "sk-tooluse-simulator"
+    raised = None
+    try:
+        for params in doc["conversations"]:
+            conversation(doc, params)
+    except Exception as exc:  # what the framework raised to its application
+        raised = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with open(log) as f:
+        served = [json.loads(line) for line in f if line.strip()]
+    shutil.rmtree(box, ignore_errors=True)
+    refused = [s for s in served if int(s.get("status") or 0) >= 400]
+    answered = {s.get("exchange") for s in served
+                if int(s.get("status") or 0) < 400 and s.get("exchange") is not None}
+    missing = [i for i in range(exchanges) if i not in answered]
+    for s in served:
+        print(f"request: {s.get('status')} {str(s.get('outcome'))[:100]} {str(s.get('detail') or '')[:160]}")
+    happened = []
+    if refused:
+        first = refused[0]
+        happened.append(f"the API refused a request: {first.get('status')} "
+                        f"{str(first.get('outcome'))[:200]} {str(first.get('detail') or '')[:300]}")
+    if missing:
+        happened.append(f"exchanges {missing} of the {exchanges} recorded were never requested")
+    if raised:
+        happened.append(f"the framework raised {raised}")
+    defect = bool(refused or missing)
+    print()
+    print(f"the docs ({URL}): {DOCS}")
+    print(f"the rule: {RULE}")
+    print(f"happened: {'; '.join(happened) or 'every recorded exchange was requested and served'}")
+    print("defect present: exit 1" if defect else "not reproduced (fixed?): exit 0")
+    return 1 if defect else 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    except SystemExit:
+        raise
+    except Exception as exc:
+        import traceback
+        traceback.print_exc()
+        print(f"cannot run: {type(exc).__name__}: {exc}")
+        code = 2
+    sys.stdout.flush()
+    os._exit(code)
+'''
+
+
+def _adapter_source(module: Any) -> str:
+    """The adapter module's loop, without the suite: its ``_loop_params`` import becomes the
+    helpers' own source (standard library only), its ``main`` is left out."""
+    from conformance.adapters import _loop_params
+
+    src = inspect.getsource(module)
+    src = src.split('\nif __name__ == "__main__":')[0]
+    src = re.sub(r"\ndef main\(\) -> int:\n(    .*\n)+", "\n", src)
+    helpers = "\n\n".join(inspect.getsource(getattr(_loop_params, name))
+                          for name in ("opening_prompt", "recorded_result", "recorded_call"))
+    src = re.sub(r"^from conformance\.adapters\._loop_params import .*$",
+                 "# the adapter's shared helpers (conformance/adapters/_loop_params.py)\n"
+                 "from collections.abc import Callable\n\n\n" + helpers.replace("\\", "\\\\"),
+                 src, count=1, flags=re.MULTILINE)
+    src = src.replace("from __future__ import annotations\n", "")
+    return src
+
+
+def loop_repro(check_id: str, impl: dict[str, Any]) -> tuple[Any, str]:
+    """``(scenario, module)`` for a reproducible loop cell, or ``(None, why not)``."""
+    from conformance.loops.scenarios import SCENARIOS
+
+    if not any(fnmatch.fnmatchcase(check_id, p) for p in LOOP_CHECKS):
+        return None, ("its verdict is the suite's judge of the requests (or a scenario with a "
+                      "setup conversation or planned faults), which `tooluse serve` alone does "
+                      "not give: replay it with the rerun command")
+    m = _COMMAND.match(str(impl.get("spec") or "").removeprefix("cmd:"))
+    if impl.get("npm") or "vercel" in str(impl.get("spec")):
+        return None, ("a Node framework: its reproducer (repro.mjs) is not rendered yet; replay "
+                      "it with the rerun command")
+    if m is None:
+        return None, ("an in-process loop (a factory, not a `python -m` program): its "
+                      "reproducer is not rendered yet; replay it with the rerun command")
+    module = importlib.import_module(m.group(1))
+    by_id = {s.id: s for s in SCENARIOS}
+    if check_id not in by_id:
+        return None, f"no scenario named {check_id}"
+    scenario = by_id[check_id]
+    if scenario.setup or scenario.faults or scenario.dropped or scenario.then:
+        return None, "its scenario has a setup conversation or planned faults"
+    resolved = scenario.for_variants(dict(getattr(module, "DESCRIBE", {}).get("variants") or {}))
+    if isinstance(resolved, str):
+        return None, resolved
+    return (resolved, module), ""
+
+
+def render_loop_repro(folder: Path, check_id: str, impl: dict[str, Any], *, title: str,
+                      header: str, sentence: str, statement: str, url: str) -> str:
+    """Write ``repro.py``, ``cassette.json`` and ``params.json`` into ``folder``; returns ""
+    (written) or why there is no reproducer."""
+    from conformance.loops.command import params_document
+    from conformance.loops.run import Harness
+    from simulator.cassette import default_fixtures_root
+
+    found, why = loop_repro(check_id, impl)
+    if found is None:
+        return why
+    scenario, module = found
+    matching = str(getattr(module, "DESCRIBE", {}).get("matching") or "exact")
+    harness = Harness(scenario, matching=matching)
+    params = params_document(harness)
+    shutil.copyfile(default_fixtures_root() / scenario.cassette, folder / "cassette.json")
+    (folder / "params.json").write_text(json.dumps(params, indent=1, ensure_ascii=False) + "\n")
+    env = sorted((str(k), str(v)) for k, v in (impl.get("env") or {}).items())
+    parts = [
+        "#!/usr/bin/env python3",
+        '"""' + title.replace('"""', "'''") + "\n\n" + header.replace('"""', "'''").rstrip()
+        + f"\nThe recording: cassette.json ({scenario.cassette}); the loop's start: params.json."
+        + '\n"""',
+        "",
+        "import json",
+        "import os",
+        "import shutil",
+        "import subprocess",
+        "import sys",
+        "import tempfile",
+        "",
+        f"DOCS = {sentence!r}",
+        f"RULE = {statement!r}",
+        f"URL = {url!r}",
+        f"MATCHING = {matching!r}",
+        "#: the column's settings (its integration's options)",
+        f"ENV = {env!r}",
+        "",
+        "# --- the framework's loop, as the column wires it "
+        f"({module.__name__.replace('.', '/')}.py) ---",
+        _adapter_source(module).strip(),
+        "",
+        "",
+        "# --- the reproducer ---",
+        "",
+        _MAIN,
+    ]
+    (folder / "repro.py").write_text("\n".join(parts))
+    return ""
