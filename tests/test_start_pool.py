@@ -14,6 +14,7 @@ import dataclasses
 import json
 import os
 import shlex
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -79,12 +80,13 @@ class Opener:
         self.failing = failing
         self.lock = threading.Lock()
         self.block = block
+        self.make: Any = FakeSession
 
     def __call__(self, subject: Any, workdir: Path) -> FakeSession:
         if self.block is not None:
             self.block.wait(30)
         with self.lock:
-            s = FakeSession(len(self.opened), workdir, len(self.opened) < self.failing)
+            s = self.make(len(self.opened), workdir, len(self.opened) < self.failing)
             self.opened.append(s)
         return s
 
@@ -130,6 +132,49 @@ def test_once_warm_it_starts_jobs_plus_one_ahead_and_no_more_than_cases_left(
         t.discard()
     assert pool.stats.started == 10 and pool.stats.unused == 0
     assert list(tmp_path.iterdir()) == []
+
+
+class Asleep(FakeSession):
+    """A fake session over a real process that sleeps: its start used (next to) no CPU."""
+
+    def __init__(self, n: int, workdir: Path, fail_ready: bool) -> None:
+        super().__init__(n, workdir, fail_ready)
+        self.proc = subprocess.Popen(["sleep", "60"])
+
+    def wait_ready(self, timeout: float) -> None:
+        # half a second of waiting: whatever the exec of sleep cost (a tick or two), its share
+        # of the start stays far under the light share
+        threading.Event().wait(0.5)
+
+    def close(self) -> None:
+        super().close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="CPU time read from /proc")
+def test_starts_that_mostly_wait_go_four_times_as_far_ahead(tmp_path: Path) -> None:
+    opener, subject = Opener(), FakeSubject()
+    opener.make = Asleep
+    pool = _pool(opener, tmp_path, jobs=1)
+    pool.expect(subject, 20)
+    taken = pool.take(subject)
+    _settle(pool)
+    assert len(opener.opened) == 1 + 4 * 2  # light: 4 x (jobs + 1) ahead
+    pool.close()
+    taken.discard()
+    assert all(s.closed for s in opener.opened)
+
+
+def test_starts_whose_cpu_is_unknown_are_bounded_as_heavy(tmp_path: Path) -> None:
+    opener, subject = Opener(), FakeSubject()  # no process to read: counted as CPU-bound
+    pool = _pool(opener, tmp_path, jobs=1)
+    pool.expect(subject, 20)
+    taken = pool.take(subject)
+    _settle(pool)
+    assert len(opener.opened) == 1 + 2
+    pool.close()
+    taken.discard()
 
 
 def test_spares_nobody_took_are_closed_and_their_directories_removed(tmp_path: Path) -> None:

@@ -19,7 +19,10 @@ start-up overlaps the work of the cases already running.
 - **Bounded.** At most :attr:`StartPool.ahead` spares per subject (the run's ``--jobs`` plus
   one, and never more than its cases and examples still to come), and at most ``--jobs`` plus
   one subject starting at once in the whole run (:class:`StartGate`), a start someone is waiting
-  for going before one started ahead.
+  for going before one started ahead. A subject whose every start so far mostly waited (its
+  processes used under :data:`LIGHT_SHARE` of the start's wall time in CPU: asleep, or waiting
+  on a network) costs no core while it starts: :data:`LIGHT_FACTOR` times as many of its starts
+  may run at once, and as many spares; an unknown or CPU-bound start keeps the plain bounds.
 - **Counted.** :class:`StartStats`: how many subjects were started, the seconds they took to
   start, and how long cases and checks waited for one (the part start-up did not overlap); the
   run's summary and ``results.json`` report it.
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.subjects import timing
+from conformance.subjects.isolation import descendants, read_proc
 
 #: Opens the subject in a working directory (the runner's ``subject.open`` with the run's options).
 Opener = Callable[[Any, Path], Any]
@@ -90,6 +94,13 @@ class StartStats:
         return (f"start-up: {self.started} subject{'s' if self.started != 1 else ''} started in "
                 f"{self.seconds:.1f}s in all; checks waited {self.waited:.1f}s for them"
                 f"{spare}")
+
+
+#: A start whose processes used less CPU than this share of its wall time mostly waited (asleep,
+#: on the network): such starts may be :data:`LIGHT_FACTOR` times as many at once, and as many
+#: ahead, as the others (an 8 s sleep costs no core; an 8 s import does).
+LIGHT_SHARE = 0.25
+LIGHT_FACTOR = 4
 
 
 class PoolClosed(Exception):
@@ -183,6 +194,25 @@ class _Subject:
     spares: deque[_Spare] = field(default_factory=deque)
     warm: bool = False
     stopped: bool = False
+    #: The largest CPU share seen in a start of it (None: no start measured yet).
+    heaviest: float | None = None
+
+
+def cpu_share(session: Any, seconds: float) -> float | None:
+    """The CPU time the subject's processes used so far (its start) over ``seconds`` of wall
+    time; None when it cannot be read (not Linux, no process)."""
+    pid = getattr(getattr(session, "proc", None), "pid", None)
+    if not isinstance(pid, int) or seconds <= 0:
+        return None
+    ticks = 0
+    for p in [pid, *(d.pid for d in descendants(pid))]:
+        try:
+            fields = read_proc(p, "stat").rsplit(b")", 1)[1].split()
+            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            if p == pid:
+                return None
+    return ticks / os.sysconf("SC_CLK_TCK") / seconds
 
 
 class StartPool:
@@ -198,6 +228,8 @@ class StartPool:
         self.opener, self.root, self.ready_timeout = opener, root, ready_timeout
         self.ahead = jobs + 1 if ahead is None else ahead
         self.gate = StartGate(jobs + 1)
+        #: Starts that mostly wait (:data:`LIGHT_SHARE`) are bounded apart, more of them at once.
+        self.light_gate = StartGate(LIGHT_FACTOR * (jobs + 1))
         self.stats = StartStats()
         self._lock = threading.Lock()
         self._subjects: dict[str, _Subject] = {}
@@ -205,7 +237,7 @@ class StartPool:
         # Long-lived threads: a sandboxed subject dies with the thread that started it (bwrap's
         # --die-with-parent is the parent *thread*'s death signal), so a spare is never started
         # from a thread that ends before the run does.
-        self._starter = ThreadPoolExecutor(max_workers=self.gate.limit,
+        self._starter = ThreadPoolExecutor(max_workers=self.light_gate.limit,
                                            thread_name_prefix="tooluse-start")
 
     # --- what is to come -----------------------------------------------------------------
@@ -265,10 +297,25 @@ class StartPool:
     def _state(self, subject: Any) -> _Subject:
         return self._subjects.setdefault(subject.name, _Subject())
 
+    def _light(self, subject: Any) -> bool:
+        """Whether every start of ``subject`` seen so far mostly waited (a CPU share under
+        :data:`LIGHT_SHARE`): an interpreter asleep or waiting on the network, not one
+        importing for seconds of CPU."""
+        with self._lock:
+            heaviest = self._state(subject).heaviest
+        return heaviest is not None and heaviest < LIGHT_SHARE
+
+    def _weigh(self, subject: Any, got: Start) -> None:
+        share = cpu_share(got.session, got.seconds)
+        with self._lock:
+            state = self._state(subject)
+            state.heaviest = max(state.heaviest or 0.0, 1.0 if share is None else share)
+
     def _start(self, subject: Any, urgent: bool) -> Start:
         workdir = Path(tempfile.mkdtemp(prefix="tooluse-case-", dir=self.root)).resolve()
         got = Start(subject.name, workdir)
-        with self.gate.slot(urgent), timing.collecting() as misses:
+        gate = self.light_gate if self._light(subject) else self.gate
+        with gate.slot(urgent), timing.collecting() as misses:
             if not urgent and not self._wanted(subject):  # closed while it waited for a slot
                 got.error, got.stage = PoolClosed("the start pool closed"), "open"
                 return got
@@ -285,6 +332,9 @@ class StartPool:
                         ready(self.ready_timeout)
                 except BaseException as e:
                     got.error, got.stage = e, "ready"
+                else:
+                    got.seconds = time.monotonic() - t0
+                    self._weigh(subject, got)
                 return got
             finally:
                 got.seconds = time.monotonic() - t0
@@ -300,7 +350,9 @@ class StartPool:
             state = self._state(subject)
             if self._closed or state.stopped or not state.warm:
                 return
-            want = min(self.ahead, state.cases_left + state.spawns_ahead)
+            light = state.heaviest is not None and state.heaviest < LIGHT_SHARE
+            ahead = self.ahead * (LIGHT_FACTOR if light else 1)
+            want = min(ahead, state.cases_left + state.spawns_ahead)
             new = []
             while len(state.spares) < want:
                 spare = _Spare()
