@@ -248,13 +248,18 @@ class StartPool:
             self._state(subject).cases_left += cases
 
     def stop(self, subject: Any) -> None:
-        """Start no more of ``subject`` (its start failed for good); its spares are closed."""
+        """Start no more of ``subject`` (its start failed for good); its spares are closed, in
+        the background (the caller may hold the run's lock; :meth:`close` waits for them)."""
         with self._lock:
             state = self._state(subject)
             state.stopped = True
             spares = list(state.spares)
             state.spares.clear()
-        self._discard(spares)
+        if spares:
+            try:
+                self._starter.submit(self._discard, spares)
+            except RuntimeError:  # closed meanwhile: no thread left to do it
+                self._discard(spares)
 
     # --- taking ------------------------------------------------------------------------------
 
