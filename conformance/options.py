@@ -26,6 +26,7 @@ from conformance.errors import UsageError
 from conformance.reference import REFERENCE_SUBJECTS
 
 if TYPE_CHECKING:
+    from conformance.shards import ShardPlan
     from conformance.subjects.launch import Confinement
     from conformance.subjects.spec import Subject
 
@@ -66,6 +67,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", dest="checks", action="extend", nargs="+", default=[],
                    metavar="ID", help="only these check ids (globs allowed: 'bash.session.*')")
     p.add_argument("--strict", action="store_true", help="SHOULD checks count like MUST ones")
+    add_shard_options(p, "a results.json")
     p.add_argument("--fail-on-flaky", action="store_true",
                    help="flaky results (a failure whose reproducer did not reproduce and that "
                         "passed when run again alone) fail the run like failures (default: "
@@ -92,6 +94,19 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "(lines), or nothing (off); default auto")
     p.add_argument("-q", "--quiet", action="store_const", dest="progress", const="off",
                    help="no progress (same as --progress off)")
+
+
+def add_shard_options(p: argparse.ArgumentParser, history: str) -> None:
+    """``--shard K/N`` and ``--history PATH`` (``tooluse run`` and ``tooluse matrix``; docs/ci.md
+    "Shards"): run the K-th of N parts, split by the durations ``history`` recorded."""
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only the K-th of N shards (1/4 .. 4/4): the cases split the same "
+                        "way on every machine, balanced by the durations in --history; join the "
+                        "shards with the merge subcommand (docs/ci.md)")
+    p.add_argument("--history", type=Path, default=None, metavar="PATH",
+                   help=f"{history} of an earlier run whose durations balance --shard (default: "
+                        "the one in --out, if any; without one, estimated costs); give every "
+                        "shard the same one")
 
 
 def add_sandbox_options(p: argparse.ArgumentParser) -> None:
@@ -354,3 +369,36 @@ def _named(value: str, family: str, matching: str | None = None) -> Any:
     from conformance.loops.subject import loop_subject
 
     return loop_subject(ref[1], name=value, matching=matching)
+
+
+def shard_plan_of(args: argparse.Namespace, subjects: list[Subject]) -> ShardPlan | None:
+    """``--shard K/N`` over the run's cases (``--check`` applied), balanced by ``--history``'s
+    durations (default: ``--out``'s results.json when there is one); None without ``--shard``."""
+    import json
+
+    from conformance.runner import select_checks
+    from conformance.shards import durations_of, parse_shard, run_shard
+
+    if getattr(args, "shard", None) is None:
+        if getattr(args, "history", None) is not None:
+            raise UsageError("--history only balances --shard K/N; give --shard too")
+        return None
+    shard = parse_shard(args.shard)
+    names = [s.name for s in subjects]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--shard: two subjects are named {twice[0]!r}; give each its own "
+                         "--name (the shards' cases are told apart by it)")
+    path = args.history
+    if path is None and args.out is not None and (args.out / "results.json").is_file():
+        path = args.out / "results.json"
+    history: dict[tuple[str, str], float] = {}
+    if path is not None:
+        try:
+            history = durations_of(json.loads(path.read_text(encoding="utf-8"))["results"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            if args.history is not None:
+                raise UsageError(f"--history {path}: not a readable results.json ({e})") from None
+            path = None
+    cases = [((s.name, c.id), c) for s in subjects for c in select_checks(s, args.checks or None)]
+    return run_shard(shard, cases, history, None if path is None else str(path))

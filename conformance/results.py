@@ -207,6 +207,8 @@ class RunInfo:
     planned: int | None = None
     #: Flaky results fail the run like failures (``--fail-on-flaky``).
     fail_on_flaky: bool = False
+    #: ``--shard K/N``: which shard, and the whole plan it is a part of (``ShardPlan.to_json``).
+    shard: dict[str, Any] | None = None
 
 
 class RunListener(Protocol):

@@ -74,6 +74,7 @@ from conformance.results import (
     blocks,
 )
 from conformance.session import allow_fresh, allow_spawn
+from conformance.shards import ShardPlan
 from conformance.subjects import forkserver, timing
 from conformance.subjects.host import accepts_keyword
 from conformance.subjects.launch import Confinement
@@ -504,10 +505,14 @@ def default_jobs() -> int:
 
 def plan_run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
              timeout: float = DEFAULT_TIMEOUT, strict: bool = False,
-             argv: Sequence[str] = (), fail_on_flaky: bool = False) -> RunPlan:
-    cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)]
+             argv: Sequence[str] = (), fail_on_flaky: bool = False,
+             shard: ShardPlan | None = None) -> RunPlan:
+    """``shard``: keep only that shard's (subject name, check id) cases (``--shard``)."""
+    cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)
+             if shard is None or (sub.name, chk.id) in shard.cases]
     info = RunInfo(subjects=[s.info for s in subjects], strict=strict, argv=list(argv),
-                   planned=len(cases), fail_on_flaky=fail_on_flaky)
+                   planned=len(cases), fail_on_flaky=fail_on_flaky,
+                   shard=None if shard is None else shard.to_json())
     return RunPlan(list(subjects), cases, timeout, strict, info)
 
 
@@ -519,11 +524,14 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
         argv: Sequence[str] = (),
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-        confinement: Confinement | None = None, fail_on_flaky: bool = False) -> RunSummary:
+        confinement: Confinement | None = None, fail_on_flaky: bool = False,
+        shard: ShardPlan | None = None) -> RunSummary:
     """Run every applicable check against every subject; see the module docstring.
 
     A subject that starts in no case gets ``not-run`` results (:class:`_StartGate`), never
     failures. ``fail_on_flaky``: a flaky result fails the run like a failure.
+
+    ``shard``: run just that shard's cases (``--shard K/N``); results.json records it.
 
     ``confinement``: the sandbox mode and limits of every subject process of the run (default:
     as the environment's ``TOOLUSE_*`` variables say, read once here).
@@ -532,7 +540,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     plain callables taking each :class:`CheckResult`. They are called one at a time.
     """
     plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv,
-                    fail_on_flaky=fail_on_flaky)
+                    fail_on_flaky=fail_on_flaky, shard=shard)
     confinement = confinement or Confinement.from_environ()
     hooks = list(listeners)
     lock = threading.Lock()

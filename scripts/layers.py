@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("matrix", "findings", "probe", "pytest", "plugin"),
     ("reports", "checks_doc"),
-    ("runner", "rejudge", "options"),
+    ("runner", "rejudge", "options", "shards"),
     ("checks", "reference", "lint_tools"),
     ("loops", "workers"),
     ("properties", "subjects", "reproducers", "rechecks", "adapters"),

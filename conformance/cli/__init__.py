@@ -32,7 +32,12 @@ COMMANDS = {
     "findings": "conformance.cli.findings",
     "fidelity": "conformance.cli.fidelity",
     "init": "conformance.cli.init",
+    "run-merge": "conformance.cli.run_merge",
+    "matrix-merge": "conformance.cli.matrix_merge",
 }
+#: ``tooluse run merge ...`` / ``tooluse matrix merge ...``: the commands above whose second word
+#: ``merge`` names their shards' merge (``run-merge``, ``matrix-merge``).
+MERGING = ("run", "matrix")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -95,14 +100,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=re.escape(RANDOM_IN_STRATEGY),
                             category=FutureWarning)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    args._argv = list(sys.argv[1:] if argv is None else argv)  # as typed (the rerun commands)
+    typed = list(sys.argv[1:] if argv is None else argv)
+    words = typed
+    if len(typed) >= 2 and typed[0] in MERGING and typed[1] == "merge":
+        words = [f"{typed[0]}-merge", *typed[2:]]
+    args = parser.parse_args(words)
+    args._argv = typed  # as typed (the rerun commands)
     try:
         return int(args._run(args))
     except UsageError as e:
         from simulator.secrets import SecretScanner  # a bad option may hold a credential
 
-        print(f"tooluse {args.command}: error: {SecretScanner().redact_text(str(e))}",
+        print(f"tooluse {args.command.replace('-merge', ' merge')}: error: "
+              f"{SecretScanner().redact_text(str(e))}",
               file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

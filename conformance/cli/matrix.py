@@ -9,6 +9,10 @@ environment does not build) says so in the report; the rest of the matrix still 
 the matrix is written and every column that could run ran to the end, 1 when a column's run
 failed to start or to finish, 2 on a bad config or option. Failures of the implementations do
 not change the exit status: they are what the matrix reports.
+
+``--shard K/N`` runs only that shard's cells and writes ``shard.json`` and ``runs/``;
+``tooluse matrix merge DIR... --out DIR`` joins the shards (conformance/matrix/shard.py,
+merge.py; docs/ci.md "Shards").
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                    help="move COLUMN to the newest release of its package (the pin in CONFIG), "
                         "run it again into DIR/upgrade/COLUMN-VERSION/ with its findings, and "
                         "write what was fixed upstream, is still there, or is new (UPGRADE.md)")
+    from conformance.options import add_shard_options
+
+    add_shard_options(p, "a matrix.json")
     return p
 
 
@@ -90,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror})") from None
     envs = (args.envs or default_envs_dir()).resolve()
+    if args.shard is not None:
+        return _run_shard(args, config, out, envs)
+    if args.history is not None:
+        raise UsageError("--history only balances --shard K/N; give --shard too")
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     t0 = time.monotonic()
     print(f"tooluse matrix: {len(config.subjects)} implementations from {args.config}; "
@@ -112,6 +123,64 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(doc['checks'])} checks x {len(columns)} implementations in {duration:.1f}s; "
           f"flagged for review: {', '.join(flagged) or 'none'}")
     print(f"reports: {', '.join(str(p) for p in paths)}")
+    return EXIT_FAIL if any(c.status == "error" for c in columns) else EXIT_OK
+
+
+def _run_shard(args: argparse.Namespace, config: Any, out: Path, envs: Path) -> int:
+    """``--shard K/N``: this shard's cells, then ``shard.json`` (conformance/matrix/shard.py)."""
+    from conformance.matrix.execute import default_parallel, run_matrix
+    from conformance.matrix.shard import (
+        SHARD_FILE,
+        history_durations,
+        plan_shards,
+        shard_checks,
+        shard_document,
+    )
+    from conformance.shards import parse_shard
+
+    shard = parse_shard(args.shard)
+    history_path = args.history
+    if history_path is None and (out / "matrix.json").is_file():
+        history_path = out / "matrix.json"
+    history: dict[tuple[str, str], float] = {}
+    if history_path is not None:
+        try:
+            history = history_durations(history_path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            if args.history is not None:
+                raise UsageError(f"--history {history_path}: not a readable matrix.json ({e})"
+                                 ) from None
+            history_path = None
+    units, loads = plan_shards(config, args.checks, history, shard.count)
+    mine = shard_checks(loads[shard.index - 1])
+    # every shard runs its columns with the --jobs a single run of the whole matrix gives them
+    parallel = args.parallel or default_parallel(len(config.subjects))
+    part = replace(config, subjects=tuple(s for s in config.subjects if s.name in mine))
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    t0 = time.monotonic()
+    print(f"tooluse matrix: shard {shard}: {sum(len(v) for v in mine.values())} of {len(units)} "
+          f"cells in {len(part.subjects)} columns (balanced by "
+          f"{_shown(history_path) if history_path else 'estimated costs'}); environments in "
+          f"{envs}", flush=True)
+
+    def progress(col: Any) -> None:
+        s = (col.results or {}).get("summary")
+        what = (f"{s['pass']} pass, {s['fail']} fail, {s['skip']} skip, {s['error']} error"
+                if s else f"{col.status}: {col.reason}")
+        print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
+
+    columns = _run_forwarding_sigterm(
+        lambda: run_matrix(part, out, envs, parallel=parallel, checks_by_column=mine,
+                           on_column=progress, say=lambda line: print(line, flush=True)))
+    doc = shard_document(shard=shard, config=config, config_shown=_shown(args.config),
+                         patterns=args.checks, units=units, loads=loads, columns=columns,
+                         history=_shown(history_path) if history_path else None,
+                         generated_at=started, duration=time.monotonic() - t0)
+    import json
+
+    (out / SHARD_FILE).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    print(f"shard {shard} in {doc['duration']:.1f}s; join the shards with `tooluse matrix merge "
+          f"DIR... --out DIR`: {out / SHARD_FILE}")
     return EXIT_FAIL if any(c.status == "error" for c in columns) else EXIT_OK
 
 

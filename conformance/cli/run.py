@@ -19,7 +19,7 @@ from typing import Any, TextIO, cast
 
 from conformance.cli import EXIT_USAGE
 from conformance.errors import UsageError
-from conformance.options import add_run_arguments, build_subjects, confinement_of
+from conformance.options import add_run_arguments, build_subjects, confinement_of, shard_plan_of
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -31,7 +31,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                "speaking one JSON tool input per line in, one JSON result per line out. "
                "See docs/subjects.md. Exit codes: 0 pass, 1 fail, 2 usage error, 130 "
                "interrupted by SIGINT, 143 by SIGTERM (results.json then says "
-               "\"complete\": false).")
+               "\"complete\": false). `tooluse run merge DIR... --out DIR` joins the "
+               "results of --shard K/N runs into one run's (docs/ci.md).")
     add_run_arguments(p)
     return p
 
@@ -57,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no check applies to these subjects ({kinds})"
                          + (f" with --check {' '.join(args.checks)}" if args.checks else "")
                          + "; see `tooluse checks --tool-type T`")
+    shard = shard_plan_of(args, subjects)
+    if shard is not None and not shard.cases:
+        print(f"tooluse run: shard {shard.shard} has no case (fewer cases than shards); "
+              "its results.json records that", file=sys.stderr)
     from conformance.subjects.spec import preflight
 
     preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT, confinement=confinement)
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                              startup_timeout=args.startup_timeout or runner.DEFAULT_STARTUP_TIMEOUT,
                              confinement=confinement,
                              fail_on_flaky=bool(getattr(args, "fail_on_flaky", False)),
+                             shard=shard,
                              argv=getattr(args, "_argv", None) or sys.argv[1:])
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,9 +295,11 @@ def jobs_per_column(parallel: int) -> int:
 def run_matrix(config: MatrixConfig, out_root: Path, envs_dir: Path, *, parallel: int | None = None,
                checks: Sequence[str] = (),
                on_column: Callable[[ColumnRun], None] | None = None,
-               say: Callable[[str], None] | None = None) -> list[ColumnRun]:
+               say: Callable[[str], None] | None = None,
+               checks_by_column: Mapping[str, Sequence[str]] | None = None) -> list[ColumnRun]:
     """Every column, in config order. Environments are built first (one at a time: pip is heavy),
-    then the runs go ``parallel`` at once."""
+    then the runs go ``parallel`` at once. ``checks_by_column``: the check ids each column runs
+    (a shard's cells), instead of ``checks`` for all."""
     n = parallel or default_parallel(len(config.subjects))
     clean_runs(out_root, {dir_name(e.name) for e in config.subjects})
     jobs = jobs_per_column(n)
@@ -312,7 +314,8 @@ def run_matrix(config: MatrixConfig, out_root: Path, envs_dir: Path, *, parallel
 
     def one(entry: SubjectEntry) -> ColumnRun:
         try:
-            col = run_column(entry, config, out_root, envs_dir, jobs=jobs, checks=checks,
+            mine = checks if checks_by_column is None else checks_by_column[entry.name]
+            col = run_column(entry, config, out_root, envs_dir, jobs=jobs, checks=mine,
                              env=envs[entry.name])
         except Exception as e:  # one column's trouble is that column's, not the matrix's
             col = ColumnRun(entry, "error", f"the matrix could not run it: "

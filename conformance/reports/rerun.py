@@ -7,8 +7,8 @@ Every report prints it under each failing or erroring check. It is built from wh
   forms), its tool type and ``--name`` when the label is not the default one, so only that
   subject runs (a bundled reference by its name);
 - the run's other options from ``run.argv`` (``--timeout``, ``--editor-max-characters``,
-  ``--memory-limit``, ``--strict``, ``--fail-on-flaky``, ...), without ``--out``, ``--check``, ``--expected-failures``
-  and ``--json``.
+  ``--memory-limit``, ``--strict``, ``--fail-on-flaky``, ...), without ``--out``, ``--check``,
+  ``--shard``, ``--history``, ``--expected-failures`` and ``--json``.
 
 Subjects of other families (workers, loops) keep the run's own subject options. Paths in specs
 and commands are absolute (``tooluse run`` makes them so), so the command runs as printed from
@@ -29,7 +29,8 @@ from conformance.reference import REFERENCE_SUBJECTS
 from conformance.subjects.spec import DEFAULT_TOOL_TYPES, command_label, factory_label
 
 #: Options dropped from the run's argv: where the reports go, which checks ran, how to print.
-_DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet"}
+_DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet",
+            "--shard", "--history"}
 #: Options naming subjects: replaced by the one subject's own options when it can be named.
 _SUBJECT = {"--bash", "--bash-cmd", "--bash-type", "--editor", "--editor-cmd", "--editor-type",
             "--name", "--all-reference", "--worker", "--worker-cmd", "--loop"}

@@ -140,6 +140,7 @@ def new_document(run: RunInfo) -> dict[str, Any]:
             "interrupted": False, "seed": run.seed, "strict": run.strict,
             "fixtures": run.fixtures, "argv": list(run.argv), "planned": run.planned,
             "fail_on_flaky": run.fail_on_flaky,
+            **({"shard": run.shard} if run.shard is not None else {}),
         },
         "subjects": [s.to_json() for s in run.subjects],
         "results": [],
