@@ -375,6 +375,7 @@ def shard_plan_of(args: argparse.Namespace, subjects: list[Subject]) -> ShardPla
     """``--shard K/N`` over the run's cases (``--check`` applied), balanced by ``--history``'s
     durations (default: ``--out``'s results.json when there is one); None without ``--shard``."""
     import json
+    import sys
 
     from conformance.runner import select_checks
     from conformance.shards import durations_of, parse_shard, run_shard
@@ -393,6 +394,10 @@ def shard_plan_of(args: argparse.Namespace, subjects: list[Subject]) -> ShardPla
     if path is None and args.out is not None and (args.out / "results.json").is_file():
         path = args.out / "results.json"
     history: dict[tuple[str, str], float] = {}
+    if path is not None and not path.exists():  # a CI's first run: no report to learn from yet
+        print(f"tooluse run: --history {path} does not exist: the split uses estimated costs",
+              file=sys.stderr)
+        path = None
     if path is not None:
         try:
             history = durations_of(json.loads(path.read_text(encoding="utf-8"))["results"])

@@ -16,6 +16,9 @@
 #   TOOLUSE_EXPECTED_FAILURES  a baseline file of known failures (optional)
 #   TOOLUSE_STRICT             true | false (default): SHOULD checks count like MUST ones
 #   TOOLUSE_OUT                the reports directory (default tooluse-reports)
+#   TOOLUSE_SHARD              K/N: run only the K-th of N shards (`tooluse run --shard K/N`);
+#                              join the shards' reports with `tooluse run merge` (docs/ci.md)
+#   TOOLUSE_HISTORY            a results.json whose durations balance the shards (optional)
 #   TOOLUSE_ARGS               more `tooluse run` arguments, split on spaces (e.g. --timeout 10)
 #   TOOLUSE_PIP_ARGS           more `pip install` arguments, split on spaces (e.g. `-e .` for the
 #                              package under test, or its requirements)
@@ -75,6 +78,9 @@ case "$kind" in
   command) subject_args=("--$family-cmd" "$subject") ;;
   *) fail_usage "subject-kind is '$kind'; use auto, factory or command" ;;
 esac
+if [ -n "${TOOLUSE_SHARD:-}" ] && ! [[ "$TOOLUSE_SHARD" =~ ^[0-9]+/[0-9]+$ ]]; then
+  fail_usage "shard is '$TOOLUSE_SHARD'; give K/N, e.g. 1/2"
+fi
 if [ -n "${TOOLUSE_EXPECTED_FAILURES:-}" ] && [ ! -f "$TOOLUSE_EXPECTED_FAILURES" ]; then
   fail_usage "expected-failures file '$TOOLUSE_EXPECTED_FAILURES' not found"
 fi
@@ -94,6 +100,8 @@ argv=(run "${subject_args[@]}" "--$family-type" "$tool_type" --out "$out")
 [ -n "${TOOLUSE_NAME:-}" ] && argv+=(--name "$TOOLUSE_NAME")
 [ -n "${TOOLUSE_EXPECTED_FAILURES:-}" ] && argv+=(--expected-failures "$TOOLUSE_EXPECTED_FAILURES")
 [ "$strict" = true ] && argv+=(--strict)
+[ -n "${TOOLUSE_SHARD:-}" ] && argv+=(--shard "$TOOLUSE_SHARD")
+[ -n "${TOOLUSE_HISTORY:-}" ] && argv+=(--history "$TOOLUSE_HISTORY")
 set -f
 # shellcheck disable=SC2206
 extra=(${TOOLUSE_ARGS:-})

@@ -143,6 +143,10 @@ def _run_shard(args: argparse.Namespace, config: Any, out: Path, envs: Path) -> 
     if history_path is None and (out / "matrix.json").is_file():
         history_path = out / "matrix.json"
     history: dict[tuple[str, str], float] = {}
+    if history_path is not None and not history_path.exists():  # a CI's first run
+        print(f"tooluse matrix: --history {history_path} does not exist: the split uses "
+              "estimated costs", flush=True)
+        history_path = None
     if history_path is not None:
         try:
             history = history_durations(history_path)
