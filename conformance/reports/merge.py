@@ -63,7 +63,7 @@ def load_shard(where: str | Path) -> ShardResults:
 
 
 def _start_failure(r: dict[str, Any]) -> bool:
-    from conformance.runner import START_FAILURES
+    from conformance.rejudge import START_FAILURES
 
     return r["outcome"] == "fail" and str(r.get("message", "")).startswith(START_FAILURES)
 
