@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.cli import main
@@ -57,17 +57,20 @@ def test_parse_shard_refuses(text: str) -> None:
         parse_shard(text)
 
 
-units_strategy = st.lists(
-    st.tuples(st.sampled_from("abcdef"), st.integers(0, 30),
-              st.floats(0, 500, allow_nan=False, allow_infinity=False)),
-    min_size=0, max_size=60, unique_by=lambda t: (t[0], t[1]))
+units_strategy = st.dictionaries(
+    st.tuples(st.sampled_from("abcdef"), st.integers(0, 20)), st.integers(0, 500), max_size=30)
 
 
+#: Pure functions: no deadline, no health check on a loaded machine (CI runs with -n 4).
+CALM = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@CALM
 @given(units_strategy, st.integers(1, 6), st.randoms(use_true_random=False))
 def test_split_deals_every_unit_once_the_same_way_whatever_the_order(
-        raw: list[tuple[str, int, float]], n: int, rnd: random.Random) -> None:
-    units = [Unit((g, f"check{c:02d}"), cost, g, "env" if g in "ab" else None)
-             for g, c, cost in raw]
+        raw: dict[tuple[str, int], int], n: int, rnd: random.Random) -> None:
+    units = [Unit((g, f"check{c:02d}"), cost / 7, g, "env" if g in "ab" else None)
+             for (g, c), cost in raw.items()]
     shards = split(units, n)
     assert len(shards) == n
     dealt = [u.key for s in shards for u in s.units]
@@ -78,12 +81,13 @@ def test_split_deals_every_unit_once_the_same_way_whatever_the_order(
         [[u.key for u in s.units] for s in shards]
 
 
-@given(st.lists(st.floats(0, 1000, allow_nan=False, allow_infinity=False), max_size=50),
-       st.integers(1, 8))
-def test_split_of_independent_cases_is_within_one_case_of_the_ideal(costs: list[float],
+@CALM
+@given(st.lists(st.integers(0, 1000), max_size=40), st.integers(1, 8))
+def test_split_of_independent_cases_is_within_one_case_of_the_ideal(ints: list[int],
                                                                     n: int) -> None:
     """Cases with no start-up between them (``tooluse run --shard``): the largest shard is at
     most the fair share plus the largest case (list scheduling's bound)."""
+    costs = [i / 3 for i in ints]
     units = [Unit(("s", f"c{i:03d}"), c, f"s\0c{i:03d}") for i, c in enumerate(costs)]
     largest = max((s.work for s in split(units, n, Setup(0.0, 0.0))), default=0.0)
     assert largest <= sum(costs) / n + max(costs, default=0.0) + 1e-6
@@ -113,7 +117,8 @@ def test_a_column_larger_than_a_share_is_cut() -> None:
 RUN = ["run", "--bash", "conformance.reference.bash:factory", "--name", "ref",
        "--bash", f"{BROKEN}/bash_no_stderr.py:factory", "--name", "no-stderr",
        "--check", "bash.output.stdout_and_stderr", "bash.session.cwd_persists",
-       "bash.session.env_persists", "bash.input.*", "bash.errors.failure_flagged", "-q"]
+       "bash.session.env_persists", "bash.input.*", "bash.errors.failure_flagged", "-q",
+       "--timeout", "10"]
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +206,7 @@ def _config(tmp: Path) -> Path:
     cfg = tmp / "matrix.toml"
     cfg.write_text(textwrap.dedent(f"""\
         [matrix]
-        timeout = 3.0
+        timeout = 10.0
 
         [[subject]]
         name = "reference-bash"

@@ -6,10 +6,10 @@ hashed as ``plan_digest``). The merge refuses, naming the directories: a shard g
 missing, shards of different plans (other subjects, checks or history) or suite versions, a case
 that two shards ran, and a case of the plan that no shard ran.
 
-What the merge recomputes rather than copies: the summary, the coverage (the rules each shard saw
-fired, joined), and ``not-run``: a subject that started in one shard but in no case of another
-was not "never started", so that other shard's ``not-run`` cases are the start failures a single
-run would have reported (``fail``).
+What the merge recomputes rather than copies: the summary, the coverage, and ``not-run``: a
+subject that started in one shard but in no case of another was not "never started", so that
+other shard's ``not-run`` cases are the start failures a single run would have reported
+(``fail``).
 """
 
 from __future__ import annotations
@@ -178,9 +178,6 @@ def join_documents(docs: Sequence[dict[str, Any]], plan: Sequence[tuple[str, str
     doc["summary"] = summarise(results, strict=bool(run.get("strict")), complete=complete,
                                fail_on_flaky=bool(run.get("fail_on_flaky")))
     if any("coverage" in d for d in docs):
-        fired = {rule for d in docs
-                 for rule in (d.get("coverage") or {}).get("rules", {}).get("exercised", [])}
         corpus = Path(run["fixtures"]) if run.get("fixtures") else None
-        doc["coverage"] = coverage_for(doc, corpus=corpus if corpus and corpus.exists() else None,
-                                       rules_fired=fired)
+        doc["coverage"] = coverage_for(doc, corpus=corpus if corpus and corpus.exists() else None)
     return doc
