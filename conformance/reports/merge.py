@@ -174,6 +174,12 @@ def join_documents(docs: Sequence[dict[str, Any]], plan: Sequence[tuple[str, str
                 "finished_at": None if None in finished else max(str(f) for f in finished),
                 "complete": complete, "interrupted": any(r["interrupted"] for r in runs),
                 "argv": list(argv), "planned": len(plan)})
+    startups = [r["startup"] for r in runs if isinstance(r.get("startup"), dict)]
+    if startups:  # what starting the subjects cost, over every part
+        run["startup"] = {k: round(sum(s.get(k, 0) for s in startups), 3)
+                          if isinstance(startups[0][k], float) else sum(s.get(k, 0)
+                                                                        for s in startups)
+                          for k in startups[0]}
     doc = {**first, "run": run, "results": results}
     doc["summary"] = summarise(results, strict=bool(run.get("strict")), complete=complete,
                                fail_on_flaky=bool(run.get("fail_on_flaky")))
