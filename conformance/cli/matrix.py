@@ -21,7 +21,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,7 +74,13 @@ def run(args: argparse.Namespace) -> int:
     if args.upgrade is not None:
         from conformance.findings.upgrade import upgrade
 
-        upgrade(args.config, args.upgrade, args.out, checks=args.checks)
+        def run_column(config: Path, column: str, out: Path, checks: Sequence[str]) -> int:
+            from conformance.cli import main as cli_main
+
+            return cli_main(["matrix", str(config), "--out", str(out), "--subject", column,
+                             *(["--check", *checks] if checks else [])])
+
+        upgrade(args.config, args.upgrade, args.out, checks=args.checks, run_column=run_column)
         return EXIT_OK
     config = load_config(args.config)
     if args.subjects:

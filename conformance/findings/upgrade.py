@@ -112,10 +112,11 @@ def render_upgrade(doc: dict[str, Any]) -> str:
 
 def upgrade(config_path: Path, column: str, out: Path, *,
             lookup: Callable[[str, bool], str] | None = None,
-            run_column: Callable[[Path, str, Path, Sequence[str]], int] | None = None,
+            run_column: Callable[[Path, str, Path, Sequence[str]], int],
             checks: Sequence[str] = (), say: Callable[[str], None] = print) -> dict[str, Any] | None:
     """Move ``column`` to its package's newest release (the module docstring); None when it is
-    at the newest already."""
+    at the newest already. ``run_column(config, column, matrix_dir, checks)`` runs the column
+    alone (``tooluse matrix CONFIG --subject COLUMN --out MATRIX_DIR``: the command passes it)."""
     from conformance.errors import UsageError
     from conformance.findings import generate
     from conformance.findings.verify import python_of, verify
@@ -146,10 +147,9 @@ def upgrade(config_path: Path, column: str, out: Path, *,
     matrix_dir = out / "upgrade" / f"{column}-{new}"
     say(f"tooluse matrix --upgrade: {column}: {package} {old} -> {new}; running it into "
         f"{matrix_dir}")
-    runner = run_column or _run_column
     if not checks and (out / "matrix.json").exists():  # the checks the matrix was made with
         checks = json.loads((out / "matrix.json").read_text()).get("check_patterns") or []
-    code = runner(config_path, column, matrix_dir, checks)
+    code = run_column(config_path, column, matrix_dir, checks)
     doc_path = matrix_dir / "matrix.json"
     if not doc_path.exists():
         config_path.write_text(text)  # the column did not run: the pin goes back
@@ -181,9 +181,3 @@ def upgrade(config_path: Path, column: str, out: Path, *,
         f"{len(diff['still there'])}, new {len(diff['new'])}: {matrix_dir / 'UPGRADE.md'}")
     return doc
 
-
-def _run_column(config_path: Path, column: str, matrix_dir: Path, checks: Sequence[str]) -> int:
-    from conformance.cli import main
-
-    return main(["matrix", str(config_path), "--out", str(matrix_dir), "--subject", column,
-                 *(["--check", *checks] if checks else [])])
