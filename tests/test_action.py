@@ -178,3 +178,24 @@ def test_the_script_installs_the_suite_into_a_fresh_interpreter(tmp_path: Path) 
     assert (env_dir / "bin" / "tooluse").is_file()  # installed there, and that one ran
     assert "PASS" in r["summary"]
     shutil.rmtree(env_dir)  # ~100 MB: not left in pytest's kept temporary directories
+
+
+def test_the_shard_input_runs_one_shard_and_the_shards_merge(tmp_path: Path) -> None:
+    """``shard: K/N`` on each job of a job matrix; ``tooluse run merge`` joins the artifacts."""
+    for k in (1, 2):
+        r = run_action(tmp_path, subject="reference-bash", tool_type="bash_20250124",
+                       args="--check bash.session.*_persists", shard=f"{k}/2", out=f"shard-{k}")
+        assert r["proc"].returncode == 0, r["proc"].stderr[-2000:]
+        assert f"--shard {k}/2" in r["proc"].stdout
+    proc = subprocess.run([str(Path(sys.executable).parent / "tooluse"), "run", "merge",
+                           "shard-1", "shard-2", "--out", "merged"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    doc = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert {r["check_id"] for r in doc["results"]} == {"bash.session.cwd_persists",
+                                                       "bash.session.env_persists"}
+    bad = run_action(tmp_path, subject="reference-bash", tool_type="bash_20250124",
+                     shard="first")
+    assert bad["proc"].returncode == 2 and "give K/N" in bad["summary"]
