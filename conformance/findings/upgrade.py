@@ -36,8 +36,8 @@ Runner = Callable[[list[str]], str]
 def _run(argv: list[str]) -> str:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: "
-                           f"{(done.stderr or done.stdout).strip()[-300:]}")
+        said = (done.stderr or done.stdout).strip().splitlines() or ["(nothing)"]
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {said[-1][-300:]}")
     return done.stdout
 
 
@@ -45,7 +45,13 @@ def newest_version(package: str, *, npm: bool = False, run: Runner = _run) -> st
     """The newest release of ``package`` on PyPI (``pip index versions``) or npm."""
     if npm:
         return run(["npm", "view", package, "version"]).strip().splitlines()[-1].strip()
-    out = run([sys.executable, "-m", "pip", "index", "versions", package])
+    import importlib.util
+    import shutil
+
+    # this interpreter's pip, else the pip on PATH (a venv made by uv has none of its own)
+    pip = ([sys.executable, "-m", "pip"] if importlib.util.find_spec("pip") is not None
+           else [shutil.which("pip") or "pip"])
+    out = run([*pip, "index", "versions", package])
     m = re.search(r"^\S+ \(([^)]+)\)", out, re.MULTILINE)
     if m is None:
         raise RuntimeError(f"pip index versions {package}: no version in {out[:200]!r}")
@@ -134,7 +140,11 @@ def upgrade(config_path: Path, column: str, out: Path, *,
     old = current_pin(entry, package)
     if old is None:
         raise UsageError(f"--upgrade {column}: {config_path} pins no version of {package} for it")
-    new = (lookup or (lambda p, n: newest_version(p, npm=n)))(package, npm)
+    try:
+        new = (lookup or (lambda p, n: newest_version(p, npm=n)))(package, npm)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError(f"--upgrade {column}: cannot find the newest release of {package} "
+                         f"(the registry its client uses): {e}") from None
     if new == old:
         say(f"tooluse matrix --upgrade: {column} is at the newest {package} ({old})")
         return None
