@@ -491,8 +491,11 @@ def minimize(run: _Run, found: Disagreement, *, tries: int | None = None) -> Dis
     made = [0]
 
     def replay(ops: list[Op]) -> Disagreement | None:
-        made[0] += 1  # the next tries' subjects start while this one runs (a few: it may stop)
-        return run.replay(ops, "minimize", ahead=min(PREFETCH, limit - made[0]))
+        # The next tries' subjects start while this one runs: the run's start pool holds as
+        # many as its bounds allow (what shrinking leaves unused, later examples or cases of
+        # the subject take, or the pool stops at the end); spawned, none ahead.
+        made[0] += 1
+        return run.replay(ops, "minimize", ahead=limit - made[0])
     return shrink_finding(found, found.ops, replay, variants, tries=limit)
 
 
