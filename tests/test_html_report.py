@@ -182,6 +182,10 @@ def test_browser_failure_count_follows_the_filter(page: Path, tmp_path: Path) ->
                if t == "details" and a.get("data-check") and "hidden" not in a]
     assert 0 < len(visible) < len(failures)
     assert _failures_shown(dom) == f"{len(visible)} of {len(failures)} shown"
+    assert 'id="failures-filtered" class="muted" hidden' in dom  # some failures are shown
+    none = _dump_dom(tmp_path, page.as_uri() + "#family=bash")
+    assert _failures_shown(none) == f"0 of {len(failures)} shown"
+    assert re.search(r'<p id="failures-filtered" class="muted">No failure matches', none)
 
 
 # --- issue 41: a page that leads with the failure, with nothing wider than the window -----------
@@ -201,7 +205,8 @@ window.addEventListener("load", function () {
     out.firstOpen = cards[0].open;
   }
   document.querySelectorAll("body *").forEach(function (el) {
-    if (el.closest(".wide, .matrix-box")) { return; }
+    var up = el.parentElement;  // a scroll box is measured itself, not what it holds
+    if (up && up.closest(".wide, .matrix-box")) { return; }
     var box = el.getBoundingClientRect(), name = el.tagName + "." + el.className;
     if (!box.width) { return; }
     if (box.right > root.clientWidth + 0.5) { out.wider.push("page: " + name); }
@@ -213,6 +218,8 @@ window.addEventListener("load", function () {
       out.wider.push("scrolls sideways: " + name);
     }
   });
+  var box = document.querySelector(".matrix-box");
+  out.matrixScrolls = box.scrollWidth > box.clientWidth;
   var pre = document.createElement("pre");
   pre.id = "layout-measure";
   pre.textContent = JSON.stringify(out);
@@ -268,6 +275,7 @@ def test_browser_leads_with_the_failure_and_nothing_is_wider_than_1280px(
     assert m["wider"] == [], m  # the "Documented" box overflowed its card (issue 41)
     assert m["scrollWidth"] <= m["clientWidth"], m  # no horizontal scrolling of the page
     assert m["failures"] == 4 and m["firstOpen"], m
+    assert m["matrixScrolls"], m  # 27 subjects: the matrix is wider than the window, in its box
     # The first failure's heading is in the first screen (at most 800 px high), unscrolled.
     assert 0 < m["firstTop"] and m["firstSummaryBottom"] <= min(m["height"], 800), m
 

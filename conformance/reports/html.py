@@ -222,6 +222,9 @@ def _failures(doc: dict[str, Any], verdict: BaselineVerdict | None,
             f'data-total="{len(failing)}">{len(failing)}</span>)</h2>']
     body += [_failure(r, anchors[(r["subject"], r["check_id"])], verdict, rerun_for(doc, r))
              for r in failing] or ["<p>No failures.</p>"]
+    if failing:  # shown by the page's script when the filter hides every failure
+        body.append('<p id="failures-filtered" class="muted" hidden>No failure matches the '
+                    "filter.</p>")
     if flaky:  # intermittent failures: both observations, never a silent pass nor a plain FAIL
         body.append(f'<h2 id="flaky">Flaky ({len(flaky)})</h2><p class="muted">Each failed '
                     "once, its reproducer replayed on a fresh subject did not show the failure "
