@@ -385,7 +385,7 @@ def test_findings_that_did_not_reproduce_do_not_fail_the_check(
             bash_model.agrees_with_session_model(s)
         assert failed.value.message.startswith("tu_fn_one was lost")
         assert "distinct disagreements" not in failed.value.message
-        assert "1 more disagreement(s) did not reproduce" in failed.value.message
+        assert "1 more disagreement did not reproduce" in failed.value.message
         assert failed.value.reproduced == VERIFIED
     finally:
         s.close()

@@ -45,7 +45,7 @@ def agrees_with_session_model(s: ToolSession) -> str | Rejudged:
     report = explore_bash_model(s, fails=fixed_check_fails)
     workdir = str(s.workdir)
     aside = sum(len(v) for v in report.set_aside.values())
-    aside_note = (f"{aside} finding(s) set aside, reported by "
+    aside_note = (f"{plural(aside, 'finding')} set aside, reported by "
                   f"{', '.join(sorted(report.set_aside))}" if aside else "")
     if report.incomplete:
         raise model_check_incomplete(report.examples_planned, report.note(),

@@ -72,6 +72,7 @@ from conformance.properties.exploration import (
 from conformance.rechecks import fault_verifier
 from conformance.results import NOT_REPRODUCED
 from conformance.session import ToolSession, faults_of, spawn
+from conformance.wording import plural
 
 __all__ = ["BUDGET_TIMEOUTS", "DEFAULT_MAX_EXAMPLES", "HYPOTHESIS_TURNS", "Budget",
            "run_property"]
@@ -154,7 +155,7 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
 def model_check_incomplete(examples: int, note: str, found: list[str]) -> CheckIncomplete:
     """The outcome of a model check (editor, bash) that the hard time cap ended before its
     ``examples`` were done: ``incomplete``, the disagreements ``found`` by then not judged."""
-    so_far = (f"; {len(found)} disagreement(s) found by then, not judged: " + "; ".join(found)
+    so_far = (f"; {plural(len(found), 'disagreement')} found by then, not judged: " + "; ".join(found)
               if found else "")
     return CheckIncomplete(
         f"the hard time cap ended the model check before its {examples} examples were done "
@@ -194,7 +195,7 @@ def not_repeated_note(dropped: list[R]) -> str:
     """The note on the findings that did not reproduce (empty when there are none)."""
     if not dropped:
         return ""
-    return (f"{len(dropped)} more disagreement(s) did not reproduce (replayed exactly as "
+    return (f"{plural(len(dropped), 'more disagreement')} did not reproduce (replayed exactly as "
             f"printed on a fresh subject, not seen again), not counted: {_listed(dropped)}")
 
 
@@ -205,7 +206,7 @@ def rejudged_by_replay(observed: str, dropped: list[R], seconds: float,
     as the result's ``rejudged`` record (shown in every report format)."""
     return Rejudged(observed, first={
         "outcome": "fail", "duration": round(max(seconds, 0.0), 3),
-        "message": f"{len(dropped)} disagreement(s): {_listed(dropped)}"[:500], "misses": []},
+        "message": f"{plural(len(dropped), 'disagreement')}: {_listed(dropped)}"[:500], "misses": []},
         rerun={"outcome": "pass", "duration": round(max(replay_seconds, 0.0), 3),
                "message": "each reproducer replayed exactly as printed on a fresh subject: "
                           "the disagreement did not show again", "misses": []})
