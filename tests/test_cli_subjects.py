@@ -304,7 +304,7 @@ def test_a_subject_that_never_started_is_one_line_and_exit_2(
     assert "### Failures" not in md and "❌" not in md, md
     html = (out / "report.html").read_text()
     assert 'id="not-run"' in html and 'class="cell not-run"' in html
-    assert "<h2>Failures" in html and "<p>No failures.</p>" in html
+    assert '<h2 id="failures">Failures' in html and "<p>No failures.</p>" in html
 
 
 def test_start_failures_wait_for_a_start_and_become_not_run() -> None:
