@@ -6,7 +6,9 @@ Sections: ``replay`` (in-process SDK replay: simulator vs VCR.py vs the transpor
 ``tooluse lint-fixtures`` wall time), ``scaleout`` (the suite under pytest-xdist, 1 vs 2 workers),
 ``sandbox`` (the reference run with and without the subject sandbox; start-up added per case),
 ``startpool`` (the bash family on a subject with an 8 s start-up, with the start pool and without:
-under 2 minutes, the same verdicts as with no start-up), ``tests`` (the project's own tests as
+under 2 minutes, the same verdicts as with no start-up), ``shards`` (the committed tool matrix
+split over 1, 2 and 4 shards by its recorded durations: each shard's load, ideal against real
+speed-up, a real merge of synthetic shards, one more shard's start-up), ``tests`` (the project's own tests as
 ``nox -s tests`` runs them: wall and CPU time against the budget for an idle 2-core machine).
 ``--smoke`` runs each in a tiny mode (for tests: the JSON shape, not the speed).
 """
@@ -23,12 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import project_tests, replay, sandbox, serve, startpool, suite, validation
+from . import project_tests, replay, sandbox, serve, shards, startpool, suite, validation
 
 SECTIONS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "replay": replay.measure, "serve": serve.measure, "validation": validation.measure,
     "suite": suite.measure_suite, "scaleout": suite.measure_scaleout,
-    "sandbox": sandbox.measure, "startpool": startpool.measure, "tests": project_tests.measure,
+    "sandbox": sandbox.measure, "startpool": startpool.measure, "shards": shards.measure,
+    "tests": project_tests.measure,
 }
 
 

@@ -8,14 +8,15 @@ subject (the suite's start-up and the subject's first start, :attr:`Setup.start`
 column in an environment of its own, builds that environment (:attr:`Setup.build`, paid once per
 shard and environment). :func:`split`:
 
-1. cuts a group in pieces only when it is larger than a shard's fair share (the total over N): a
-   small column stays whole, so it costs one start-up and one environment build; a column larger
-   than the share (in the committed tool matrix, one bash column holds 29 % of the work) is cut in
-   pieces of at most the share, or half or a quarter of it, its cells dealt largest first;
+1. cuts a group into pieces of at most a limit (its cells dealt largest first), only when it is
+   larger than the limit: at a limit of a shard's fair share (the total over N) a column that fits
+   stays whole, costing one start-up and one environment build; a column larger than the share
+   (in the committed tool matrix, one bash column holds 29 % of the work) is cut;
 2. deals the pieces largest first, each to the shard on which it finishes earliest, counting the
    start-up and the environment build that shard would add (a piece of a column whose environment a
    shard already builds goes there when it is no later);
-3. keeps, of the three piece sizes, the split whose largest shard is smallest (ties: fewer pieces).
+3. tries the limit at the share, half and a quarter of it, and keeps the split whose largest shard
+   is smallest (ties: fewer pieces).
 
 Everything is sorted by (cost, key) before it is dealt, so every shard of a CI job matrix computes
 the same split from the same history, and the merge can check that the shards cover every unit
@@ -236,3 +237,8 @@ def run_shard(shard: Shard, cases: Sequence[tuple[Key, Check]], history: Mapping
     loads = split(units, shard.count, setup or Setup(start=0.0, build=0.0))
     mine = frozenset(u.key for u in loads[shard.index - 1].units)
     return ShardPlan(shard, mine, tuple(k for k, _ in cases), history_name)
+
+
+def split_whole(units: Sequence[Unit], n: int, setup: Setup | None = None) -> list[ShardLoad]:
+    """``units`` in ``n`` shards with no group ever cut (what :func:`split` is measured against)."""
+    return _assign(_pieces(units, math.inf), n, setup or Setup())

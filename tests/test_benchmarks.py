@@ -33,7 +33,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_every_section_is_there(bench: dict[str, Any]) -> None:
     assert bench["smoke"] is True
     assert set(bench["sections"]) == {"replay", "serve", "validation", "suite", "scaleout",
-                                      "sandbox", "startpool", "tests"}
+                                      "sandbox", "startpool", "shards", "tests"}
     for rows in bench["sections"].values():
         assert rows and all(isinstance(r, dict) for r in rows)
 
@@ -109,6 +109,24 @@ def test_the_start_pool_row(bench: dict[str, Any]) -> None:
     assert row["seconds"] > 0 and row["before_seconds"] is None  # smoke: no run without the pool
     assert row["startup"]["started"] >= row["checks"]
     assert row["target"].startswith("seconds < 120") and isinstance(row["met"], bool)
+
+
+def test_the_shards_rows(bench: dict[str, Any]) -> None:
+    """The committed tool matrix's split at N = 1, 2, 4 (its recorded durations: the same numbers
+    on every machine), a real merge of synthetic shards, one more shard's start-up."""
+    rows = bench["sections"]["shards"]
+    balance = [r for r in rows if "shards" in r]
+    assert [r["shards"] for r in balance] == [1, 2, 4]
+    for r in balance:
+        n = r["shards"]
+        assert len(r["work_seconds"]) == len(r["setup_seconds"]) == n and r["ideal_speedup"] == n
+        assert 0 < r["real_speedup"] <= n
+        assert r["max_load_seconds"] >= r["lower_bound_seconds"] > 0
+    (merge,) = [r for r in rows if "merge_shards" in r]  # smoke: 2 shards
+    assert merge["merge_shards"] == 2 and merge["cells_equal_committed"] is True
+    assert merge["merge_seconds"] > 0
+    (extra,) = [r for r in rows if "extra_shard" in r]
+    assert extra["exit"] == 0 and extra["run_seconds"] > 0
 
 
 def test_the_project_tests_have_a_budget(bench: dict[str, Any]) -> None:

@@ -4,9 +4,10 @@ The units are the matrix's cells (column × check that applies to it and that th
 skip); a column's cells on one shard run as one ``tooluse run`` there, and a column in an
 environment of its own costs that shard the environment's build (once for all the columns that
 share it). :func:`conformance.shards.split` decides; why cells and not whole columns: a shard's
-extra cost for a column is a start-up and an environment build, about a minute, while the largest
-columns of the committed tool matrix hold 20 minutes of check time each (more than a quarter of
-the whole), so keeping columns whole would leave one shard with twice its share at N = 4.
+extra cost for a column is a start-up and an environment build, about a minute, while the two
+largest columns of the committed tool matrix hold 20 and 18 minutes of check time (each more than
+a quarter of the whole), so keeping columns whole leaves the largest of 4 shards 22 % over its
+share (1271 s against 1046 s; cut: 1162 s, ``nox -s bench``'s shards section).
 
 A shard writes ``shard.json`` (:data:`SHARD_FILE`) and its columns' ``runs/<name>/`` into its
 ``--out`` directory; ``tooluse matrix merge`` (:mod:`conformance.matrix.merge`) joins shards
