@@ -176,7 +176,7 @@ def split(units: Sequence[Unit], n: int, setup: Setup | None = None) -> list[Sha
     keys = [u.key for u in units]
     if len(set(keys)) != len(keys):
         raise ValueError("a unit key appears twice")
-    share = sum(u.cost for u in units) / n
+    share = math.fsum(u.cost for u in units) / n  # exact: the same whatever the order
     best: list[ShardLoad] | None = None
     best_rank: tuple[float, int] | None = None
     for limit in (share, share / 2, share / 4):
@@ -194,7 +194,7 @@ def split(units: Sequence[Unit], n: int, setup: Setup | None = None) -> list[Sha
 def lower_bound(units: Sequence[Unit], n: int) -> float:
     """No split of ``units`` in ``n`` shards has a largest shard below this (setup left out)."""
     costs = [u.cost for u in units]
-    return max(sum(costs) / n, max(costs, default=0.0))
+    return max(math.fsum(costs) / n, max(costs, default=0.0))
 
 
 def plan_digest(keys: Iterable[Key]) -> str:
