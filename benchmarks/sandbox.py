@@ -75,7 +75,11 @@ def measure_run(smoke: bool = False) -> list[dict[str, Any]]:
 
 def _open_close(subject: Any, work: Path) -> float:
     t0 = time.perf_counter()
-    s = subject.open(work, timeout=3.0, start_timeout=30.0)
+    from conformance.subjects.case import CaseSettings
+    from conformance.subjects.launch import Confinement
+
+    s = subject.open(work, CaseSettings(timeout=3.0, startup_timeout=30.0,
+                                        confinement=Confinement.from_environ(os.environ)))
     s.wait_ready(30.0)
     s.close()
     return time.perf_counter() - t0

@@ -56,6 +56,7 @@ from conformance.catalog import (
     Rejudged,
     checks_for,
 )
+from conformance.options import Run
 from conformance.rejudge import (
     is_start_failure,
     judged_again,
@@ -76,8 +77,12 @@ from conformance.results import (
 from conformance.session import allow_fresh, allow_spawn
 from conformance.shards import ShardPlan
 from conformance.subjects import forkserver, timing
-from conformance.subjects.host import accepts_keyword
-from conformance.subjects.launch import Confinement
+from conformance.subjects.case import (
+    CASE_BUDGET_TIMEOUTS,
+    DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    CaseSettings,
+)
 from conformance.subjects.pool import Start, StartPool, StartStats, pooled
 from conformance.subjects.process import (
     SubjectNotReady,
@@ -86,19 +91,15 @@ from conformance.subjects.process import (
     stop_all_subjects,
 )
 
-#: The command timeout given to subjects unless the run says otherwise (seconds).
-DEFAULT_TIMEOUT = 3.0
-#: A whole case (all calls of one check) stops after this many command timeouts.
-CASE_BUDGET_TIMEOUTS = 40
-#: How long a subject may take to start and answer its first (readiness) call (seconds); not
-#: counted as tool time.
-DEFAULT_STARTUP_TIMEOUT = 30.0
+__all__ = ["CASE_BUDGET_TIMEOUTS", "DEFAULT_STARTUP_TIMEOUT", "DEFAULT_TIMEOUT", "CaseSettings",
+           "Run", "SubjectLike", "run", "run_case"]
 
 
 class SubjectLike(Protocol):
     """What the runner needs of a subject (:class:`~conformance.subjects.Subject` is one; the
-    worker and loop families bring their own). ``open`` may also accept ``start_timeout=``, and
-    the session it returns may have ``wait_ready(timeout)``: the readiness step."""
+    worker and loop families bring their own). ``open`` gets the run's settings for the case
+    (:class:`~conformance.subjects.case.CaseSettings`: timeouts, budget, confinement), and the
+    session it returns may have ``wait_ready(timeout)``: the readiness step."""
 
     @property
     def name(self) -> str: ...
@@ -109,8 +110,7 @@ class SubjectLike(Protocol):
     @property
     def info(self) -> SubjectInfo: ...
 
-    def open(self, workdir: Path, *, timeout: float,
-             case_deadline: float | None = None) -> Any: ...
+    def open(self, workdir: Path, case: CaseSettings) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,8 @@ class RunPlan:
     timeout: float
     strict: bool
     info: RunInfo = field(default_factory=RunInfo)
+    #: The run's settings (its options, built once at the entry point).
+    settings: Run = field(default_factory=Run)
 
     @property
     def subject_infos(self) -> list[SubjectInfo]:
@@ -261,19 +263,24 @@ def unmatched_patterns(patterns: Iterable[str]) -> list[str]:
     return [p for p in patterns if not any(fnmatch.fnmatchcase(i, p) for i in CATALOG)]
 
 
-def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
-             tmp_root: Path | None = None,
-             startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-             confinement: Confinement | None = None) -> CheckResult:
-    """Run one check against a fresh instance of the subject (made ready first: it has
-    ``startup_timeout`` s to start and another ``startup_timeout`` s to answer a first call),
-    confined as ``confinement`` says (the run's sandbox mode and limits; default: as the
-    environment says). A failure that rests on a deadline (or a harness error of threads,
-    :func:`~conformance.rejudge.rests_on_threads`) is run again at once and judged by :func:`rejudge`; one whose
-    reproducer did not reproduce (:func:`maybe_flaky`) by :func:`rejudge_flaky`."""
+def case_settings(case: CaseSettings | None = None, **changes: Any) -> CaseSettings:
+    """``case`` (default: the documented defaults, never the environment's) with ``changes``
+    (its field names: ``timeout``, ``startup_timeout``, ``confinement``)."""
+    return dataclasses.replace(case or CaseSettings(), **changes)
+
+
+def run_case(subject: SubjectLike, chk: Check, case: CaseSettings | None = None, *,
+             tmp_root: Path | None = None, **changes: Any) -> CheckResult:
+    """Run one check against a fresh instance of the subject, with the run's settings for a
+    case (:func:`case_settings`; made ready first: it has ``startup_timeout`` s to start and
+    another ``startup_timeout`` s to answer a first call). A failure that rests on a deadline
+    (or a harness error of threads, :func:`~conformance.rejudge.rests_on_threads`) is run again
+    at once and judged by :func:`rejudge`; one whose reproducer did not reproduce
+    (:func:`maybe_flaky`) by :func:`rejudge_flaky`."""
+    settings = case_settings(case, **changes)
+
     def attempt() -> tuple[CheckResult, list[timing.Miss]]:
-        return run_case_timed(subject, chk, timeout=timeout, tmp_root=tmp_root,
-                              startup_timeout=startup_timeout, confinement=confinement)
+        return run_case_timed(subject, chk, settings, tmp_root=tmp_root)
 
     first, misses = attempt()
     if judged_again(first, misses):
@@ -283,34 +290,18 @@ def run_case(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEO
     return first
 
 
-def run_case_timed(subject: SubjectLike, chk: Check, *, timeout: float = DEFAULT_TIMEOUT,
-                   tmp_root: Path | None = None,
-                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   confinement: Confinement | None = None, starts: StartPool | None = None
-                   ) -> tuple[CheckResult, list[timing.Miss]]:
+def run_case_timed(subject: SubjectLike, chk: Check, case: CaseSettings | None = None, *,
+                   tmp_root: Path | None = None, starts: StartPool | None = None,
+                   **changes: Any) -> tuple[CheckResult, list[timing.Miss]]:
     """:func:`run_case` once, with the deadlines that passed during it (not judged again).
     ``starts``: the run's start pool (a command subject is then taken from it, started ahead)."""
     with timing.collecting() as misses:
-        result = _run_case(subject, chk, timeout=timeout, tmp_root=tmp_root,
-                           startup_timeout=startup_timeout, confinement=confinement,
+        result = _run_case(subject, chk, case_settings(case, **changes), tmp_root=tmp_root,
                            starts=starts)
     return result, misses
 
 
-def open_options(subject: SubjectLike, *, timeout: float, startup_timeout: float,
-                 confinement: Confinement | None) -> dict[str, Any]:
-    """The keywords a case opens ``subject`` with (the optional ones only where its ``open``
-    takes them)."""
-    kwargs: dict[str, Any] = {"timeout": timeout, "case_deadline": timeout * CASE_BUDGET_TIMEOUTS}
-    if accepts_keyword(subject.open, "start_timeout"):  # optional in the protocol
-        kwargs["start_timeout"] = startup_timeout
-    if confinement is not None and accepts_keyword(subject.open, "confinement"):
-        kwargs["confinement"] = confinement
-    return kwargs
-
-
-def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Path | None,
-              startup_timeout: float, confinement: Confinement | None,
+def _run_case(subject: SubjectLike, chk: Check, case: CaseSettings, *, tmp_root: Path | None,
               starts: StartPool | None = None) -> CheckResult:
     start = time.monotonic()
     base: dict[str, Any] = dict(check_id=chk.id, subject=subject.name,
@@ -334,13 +325,10 @@ def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Pat
     counted = starts.timer() if starts is not None and taken is None else _no_timer
     try:
         try:
-            kwargs = open_options(subject, timeout=timeout, startup_timeout=startup_timeout,
-                                  confinement=confinement)
-            session = taken.opened() if taken is not None else subject.open(workdir, **kwargs)
+            session = taken.opened() if taken is not None else subject.open(workdir, case)
             # More instances for checks that need a fresh subject per example (the model check),
             # their start-up counted too; from the pool for a pooled subject (session.fresh).
-            allow_spawn(session, lambda wd: subject.open(wd, **kwargs),
-                        kwargs.get("start_timeout"))
+            allow_spawn(session, lambda wd: subject.open(wd, case), case.startup_timeout)
             if starts is not None:
                 starts.count_spawns(session)
             if taken is not None and starts is not None:
@@ -353,7 +341,7 @@ def _run_case(subject: SubjectLike, chk: Check, *, timeout: float, tmp_root: Pat
             return result(Outcome.ERROR, f"harness error starting the subject: {e!r}")
         try:
             try:
-                _make_ready(session, taken, startup_timeout)
+                _make_ready(session, taken, case.startup_timeout)
             finally:
                 counted()
         except SubjectNotReady as e:
@@ -503,45 +491,51 @@ def default_jobs() -> int:
     return max(2, min(16, (os.cpu_count() or 2) * 2))
 
 
-def plan_run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
-             timeout: float = DEFAULT_TIMEOUT, strict: bool = False,
-             argv: Sequence[str] = (), fail_on_flaky: bool = False,
-             shard: ShardPlan | None = None) -> RunPlan:
-    """``shard``: keep only that shard's (subject name, check id) cases (``--shard``)."""
+def run_settings(settings: Run | None = None, **changes: Any) -> Run:
+    """``settings`` (default: :class:`~conformance.options.Run`'s documented defaults, never the
+    environment's) with ``changes`` (its field names; ``checks`` any sequence or None)."""
+    if "checks" in changes:
+        changes["checks"] = tuple(changes["checks"] or ())
+    return dataclasses.replace(settings or Run(), **changes)
+
+
+def plan_run(subjects: Sequence[SubjectLike], settings: Run | None = None, *,
+             shard: ShardPlan | None = None, **changes: Any) -> RunPlan:
+    """The cases of the run: every subject × its applicable checks the run selects (``shard``:
+    only that shard's (subject name, check id) cases, ``--shard``). The run's record keeps its
+    options (``argv``: ``run`` and :meth:`~conformance.options.Run.words`)."""
+    settings = run_settings(settings, **changes)
+    checks = settings.checks or None
     cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)
              if shard is None or (sub.name, chk.id) in shard.cases]
-    info = RunInfo(subjects=[s.info for s in subjects], strict=strict, argv=list(argv),
-                   planned=len(cases), fail_on_flaky=fail_on_flaky,
+    info = RunInfo(subjects=[s.info for s in subjects], strict=settings.strict,
+                   argv=["run", *settings.words()], planned=len(cases),
+                   fail_on_flaky=settings.fail_on_flaky,
                    shard=None if shard is None else shard.to_json())
-    return RunPlan(list(subjects), cases, timeout, strict, info)
+    return RunPlan(list(subjects), cases, settings.timeout, settings.strict, info, settings)
 
 
 Listener = RunListener | Callable[[CheckResult], Any]
 
 
-def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
-        timeout: float = DEFAULT_TIMEOUT, strict: bool = False, jobs: int | None = None,
+def run(subjects: Sequence[SubjectLike], settings: Run | None = None, *,
         listeners: Iterable[Listener] = (), tmp_root: Path | None = None,
-        argv: Sequence[str] = (),
-        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-        confinement: Confinement | None = None, fail_on_flaky: bool = False,
-        shard: ShardPlan | None = None) -> RunSummary:
-    """Run every applicable check against every subject; see the module docstring.
+        shard: ShardPlan | None = None, **changes: Any) -> RunSummary:
+    """Run every applicable check against every subject with the run's ``settings`` (built
+    once at an entry point; ``changes``: :func:`run_settings`); see the module docstring.
 
     A subject that starts in no case gets ``not-run`` results (:class:`_StartGate`), never
-    failures. ``fail_on_flaky``: a flaky result fails the run like a failure.
+    failures. ``fail_on_flaky``: a flaky result fails the run like a failure. Every case gets
+    ``settings.case`` (its timeouts and the sandbox mode and limits of its processes).
 
     ``shard``: run just that shard's cases (``--shard K/N``); results.json records it.
-
-    ``confinement``: the sandbox mode and limits of every subject process of the run (default:
-    as the environment's ``TOOLUSE_*`` variables say, read once here).
 
     ``listeners`` are :class:`~conformance.results.RunListener` s (any subset of its methods) or
     plain callables taking each :class:`CheckResult`. They are called one at a time.
     """
-    plan = plan_run(subjects, checks=checks, timeout=timeout, strict=strict, argv=argv,
-                    fail_on_flaky=fail_on_flaky, shard=shard)
-    confinement = confinement or Confinement.from_environ()
+    plan = plan_run(subjects, settings, shard=shard, **changes)
+    settings = plan.settings
+    per_case = settings.case
     hooks = list(listeners)
     lock = threading.Lock()
     # Interrupted (Ctrl-C, SIGTERM): subjects killed at once, cases cut short not reported.
@@ -553,11 +547,10 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
     root = Path(tempfile.mkdtemp(prefix="tooluse-run-")) if tmp_root is None else tmp_root
     _emit(hooks, "on_run_started", plan.info)
     started = time.monotonic()
-    workers = jobs or default_jobs()
+    workers = settings.jobs or default_jobs()
     # Command subjects are started ahead of the cases that take them (start-up overlaps work).
-    starts = StartPool(lambda sub, wd: sub.open(wd, **open_options(
-        sub, timeout=timeout, startup_timeout=startup_timeout, confinement=confinement)),
-        root, jobs=workers, ready_timeout=startup_timeout)
+    starts = StartPool(lambda sub, wd: sub.open(wd, per_case), root, jobs=workers,
+                       ready_timeout=settings.startup_timeout)
     for sub in plan.subjects:
         starts.expect(sub, sum(c.subject is sub for c in plan.cases))
     results: list[CheckResult] = []
@@ -583,9 +576,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
                 return
             _emit(hooks, "on_check_started", case.check.id, case.subject.name)
         try:
-            r, misses = run_case_timed(case.subject, case.check, timeout=timeout,
-                                       tmp_root=root, startup_timeout=startup_timeout,
-                                       confinement=confinement, starts=starts)
+            r, misses = run_case_timed(case.subject, case.check, per_case, tmp_root=root,
+                                       starts=starts)
         except Exception as e:  # never lose the run over one case
             r, misses = _harness_error(case, e), []
         with lock:
@@ -604,8 +596,7 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
 
     def again(case: Case) -> tuple[CheckResult, list[timing.Miss]]:
         try:  # the pool is closed by then: each re-run's subject starts alone, counted
-            return run_case_timed(case.subject, case.check, timeout=timeout, tmp_root=root,
-                                  startup_timeout=startup_timeout, confinement=confinement,
+            return run_case_timed(case.subject, case.check, per_case, tmp_root=root,
                                   starts=starts)
         except Exception as e:
             return _harness_error(case, e), []
@@ -650,8 +641,8 @@ def run(subjects: Sequence[SubjectLike], *, checks: Sequence[str] | None = None,
         _emit(hooks, "on_run_finished", complete=complete)
     order = {(c.subject.name, c.check.id): i for i, c in enumerate(plan.cases)}
     results.sort(key=lambda r: order.get((r.subject, r.check_id), 0))
-    return RunSummary(plan, results, round(time.monotonic() - started, 3), strict,
-                      fail_on_flaky, startup=starts.stats)
+    return RunSummary(plan, results, round(time.monotonic() - started, 3), settings.strict,
+                      settings.fail_on_flaky, startup=starts.stats)
 
 
 def _fresh_from(starts: StartPool, subject: SubjectLike, ahead: int) -> Any:

@@ -18,8 +18,9 @@ import pytest
 
 from conformance.cli import build_parser, main
 from conformance.errors import UsageError
-from conformance.options import build_subjects
+from conformance.options import Run, build_subjects
 from conformance.reports import validate_document
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.spec import command_label, command_subject, preflight
 
 #: A bash tool that answers every input with the same text: it fails bash.session.cwd_persists.
@@ -38,7 +39,7 @@ for line in sys.stdin:
 
 
 def _args(argv: list[str]) -> Any:
-    return build_parser().parse_args(["run", *argv])
+    return Run.from_args(build_parser().parse_args(["run", *argv]), {})
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def open_subject(tmp_path: Path) -> Iterator[Callable[..., Any]]:
 
     def start(subject: Any, timeout: float = 5.0) -> Any:
         workdir = Path(tempfile.mkdtemp(dir=tmp_path)).resolve()
-        s = subject.open(workdir, timeout=timeout)
+        s = subject.open(workdir, CaseSettings(timeout=timeout))
         sessions.append(s)
         return s
 
@@ -157,7 +158,7 @@ def test_a_valid_command_passes_the_preflight_at_small_cost() -> None:
                 command_subject("cat", family="editor"),
                 command_subject("sh -c 'exit 3'", family="bash")]  # exits, but says nothing
     started = time.monotonic()
-    preflight(subjects, window=0.5)
+    preflight(subjects, CaseSettings(), window=0.5)
     assert time.monotonic() - started < 30  # subjects are watched together, not one by one
 
 
@@ -184,7 +185,7 @@ def test_every_report_prints_the_rerun_command(failing_run: dict[str, object]) -
     reruns = [line.split("rerun: ", 1)[1] for line in printed.splitlines() if "rerun: " in line]
     assert reruns, printed
     cwd = next(r for r in reruns if r.endswith("--check bash.session.cwd_persists"))
-    assert "reference-bash" not in cwd and "--out" not in cwd and "--timeout 3" in cwd
+    assert "reference-bash" not in cwd and "--out" not in cwd and "--timeout 3" not in cwd  # default
     assert "--name 'wrong tool'" in cwd
     out = Path(str(failing_run["out"]))
     for name in ("report.md", "report.html", "junit.xml"):

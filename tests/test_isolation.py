@@ -17,6 +17,7 @@ from conformance import runner
 from conformance.catalog import CATALOG
 from conformance.results import Outcome
 from conformance.subjects import command_subject, factory_subject
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.isolation import (
     Deadline,
     alive,
@@ -25,6 +26,7 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
+from conformance.subjects.launch import Confinement
 
 PY = Path(__file__).resolve().parent / "subjects" / "py_subjects.py"
 needs_proc = pytest.mark.skipif(not processes_supported(), reason="needs /proc (Linux)")
@@ -46,7 +48,7 @@ def session_of(tmp_path: Path):
     opened = []
 
     def start(sub, timeout: float = 1.0):
-        s = sub.open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), timeout=timeout)
+        s = sub.open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), CaseSettings(confinement=Confinement.from_environ(os.environ), timeout=timeout))
         opened.append(s)
         return s
 
@@ -115,7 +117,8 @@ def test_a_factory_that_hangs_is_a_start_error(tmp_path: Path) -> None:
     from conformance.subjects import SubjectStartError
 
     with pytest.raises(SubjectStartError, match="did not start within 0.5s"):
-        subject("hangs_at_start").open(tmp_path.resolve(), timeout=1.0, start_timeout=0.5)
+        subject("hangs_at_start").open(tmp_path.resolve(),
+                                       CaseSettings(confinement=Confinement.from_environ(os.environ), timeout=1.0, startup_timeout=0.5))
 
 
 def test_a_subject_that_does_not_exit_on_close_is_killed(session_of) -> None:

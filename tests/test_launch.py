@@ -34,7 +34,7 @@ def test_the_options_become_a_value_and_leave_the_environment_alone(
     monkeypatch.setenv("TOOLUSE_CPU_LIMIT", "77")  # an environment value the options do not set
     before = dict(os.environ)
     conf = confinement_of(_args(pass_env=["MY_SETTING"], memory_limit="512M", process_limit=0,
-                                file_size_limit="1G"))
+                                file_size_limit="1G"), os.environ)
     assert dict(os.environ) == before
     assert (conf.mode, conf.memory, conf.cpu, conf.processes, conf.file_size, conf.pass_env) == (
         "off", 512 * 1024**2, 77, None, 1024**3, ("MY_SETTING",))

@@ -24,6 +24,7 @@ from conformance.catalog import Check, Severity
 from conformance.reports.results_file import write_atomic
 from conformance.session import ToolSession
 from conformance.subjects import command_subject, factory_subject
+from conformance.subjects.launch import Confinement
 from conformance.subjects.process import ProcessSession, SubjectNotReady, SubjectStartError
 from simulator.sources import protocol
 
@@ -66,7 +67,7 @@ def test_a_command_that_cannot_be_started_leaves_no_sandbox(
     workdir = tmp_path / "case"
     workdir.mkdir()
     with pytest.raises(SubjectStartError, match="cannot start"):
-        ProcessSession([str(tmp_path / "no-such-program")], workdir=workdir,
+        ProcessSession(confinement=Confinement.from_environ(os.environ), argv=[str(tmp_path / "no-such-program")], workdir=workdir,
                        tool_type="bash_20250124", timeout=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["case"]
 
@@ -78,7 +79,7 @@ def test_a_factory_that_fails_leaves_no_temporary_directory(tmp_path: Path) -> N
     root = tmp_path / "run"
     root.mkdir()
     subject = factory_subject(f"{module}:factory", family="bash", name="failing")
-    r = runner.run_case(subject, CHECK, timeout=1, tmp_root=root, startup_timeout=10)
+    r = runner.run_case(subject, CHECK, confinement=Confinement.from_environ(os.environ), timeout=1, tmp_root=root, startup_timeout=10)
     assert r.outcome.value == "fail" and "did not start" in r.message, r
     assert "refuses" in r.message, r
     assert list(root.iterdir()) == []  # neither the case's directory nor its tooluse-home-*
@@ -88,7 +89,7 @@ def test_a_subject_that_is_never_ready_leaves_no_temporary_directory(tmp_path: P
     root = tmp_path / "run"
     root.mkdir()
     subject = command_subject(f"{sys.executable} -c 'import sys; sys.exit(4)'", family="bash")
-    r = runner.run_case(subject, CHECK, timeout=1, tmp_root=root, startup_timeout=5)
+    r = runner.run_case(subject, CHECK, confinement=Confinement.from_environ(os.environ), timeout=1, tmp_root=root, startup_timeout=5)
     assert r.outcome.value == "fail", r
     assert list(root.iterdir()) == []
 
@@ -102,7 +103,7 @@ def test_a_subject_that_exited_before_its_first_call_is_reported_with_its_stderr
     1)", without the stderr that names the error: the memory test failed whenever the subject
     lost that race. Here the race is lost every time (the call is made after it exited)."""
     code = "import sys; sys.stderr.write('MemoryError: planted\\n'); sys.exit(1)"
-    s = ProcessSession([sys.executable, "-c", code], workdir=tmp_path, tool_type="bash_20250124",
+    s = ProcessSession(confinement=Confinement.from_environ(os.environ), argv=[sys.executable, "-c", code], workdir=tmp_path, tool_type="bash_20250124",
                        timeout=1)
     s.proc.wait(timeout=10)
     with pytest.raises(SubjectNotReady) as e:

@@ -19,6 +19,7 @@ from conformance.checks.loop import judge
 from conformance.loops.command import run_loop_command
 from conformance.loops.run import CONVERSATION_DEADLINE, scenario_deadline
 from conformance.loops.scenarios import BY_ID
+from conformance.subjects.launch import Confinement
 
 pytest.importorskip("uvicorn", reason="--loop-cmd serves the simulation over HTTP (the serve extra)")
 
@@ -42,7 +43,8 @@ NODE = f"node {shlex.quote(str(TS / 'loop.mjs'))}"
                                       "loop.ptc.several_pauses", "loop.errors.transient_retried",
                                       "loop.container.expired"])
 def test_a_node_loop_passes_through_loop_cmd(check_id: str, tmp_path: Path) -> None:
-    outcome = run_loop_command(NODE, BY_ID[check_id], tmp_path)
+    outcome = run_loop_command(NODE, BY_ID[check_id], tmp_path,
+                               confinement=Confinement())
     judge(outcome)  # raises CheckFailure with the reason
     assert outcome.requests and not outcome.unserved
 
@@ -50,7 +52,8 @@ def test_a_node_loop_passes_through_loop_cmd(check_id: str, tmp_path: Path) -> N
 @pytest.mark.skipif(_node_skip() is not None, reason=_node_skip() or "")
 def test_a_node_loop_that_stops_on_pause_turn_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLUSE_TEST_BROKEN", "stop_on_pause")
-    outcome = run_loop_command(NODE, BY_ID["loop.pause_turn.resend"], tmp_path)
+    outcome = run_loop_command(NODE, BY_ID["loop.pause_turn.resend"], tmp_path,
+                               confinement=Confinement())
     assert outcome.unserved == [1] and not outcome.raised and not outcome.timed_out
 
 
@@ -74,7 +77,8 @@ for params in doc["conversations"]:
 
 def test_a_python_program_passes_and_gets_the_documented_parameters(tmp_path: Path) -> None:
     scenario = BY_ID["loop.client_tools.several_per_turn"]
-    outcome = run_loop_command(_program(tmp_path, PYTHON_LOOP), scenario, tmp_path / "case")
+    outcome = run_loop_command(_program(tmp_path, PYTHON_LOOP), scenario, tmp_path / "case",
+                               confinement=Confinement())
     judge(outcome)
     doc = json.loads((tmp_path / "case" / "tooluse-loop-params.json").read_text())
     assert doc["conversations"][0]["messages"][0]["role"] == "user"
@@ -94,13 +98,14 @@ def test_a_rule_broken_by_the_program_is_reported(tmp_path: Path) -> None:
                                "[{'type': 'text', 'text': 'here:'}, *results]})\n"
                                "def loop(c, p, r): return L(c, p, r).run()")
     outcome = run_loop_command(_program(tmp_path, body), BY_ID["loop.client_tools.one_per_turn"],
-                               tmp_path / "case")
+                               tmp_path / "case", confinement=Confinement())
     assert [v[0] for v in outcome.violations] == ["messages.tool_result.before_other_content"]
 
 
 def test_a_failing_program_is_reported_with_its_stderr(tmp_path: Path) -> None:
     cmd = _program(tmp_path, "import sys; sys.stderr.write('no API key found\\n'); sys.exit(3)")
-    outcome = run_loop_command(cmd, BY_ID["loop.client_tools.one_per_turn"], tmp_path / "case")
+    outcome = run_loop_command(cmd, BY_ID["loop.client_tools.one_per_turn"], tmp_path / "case",
+                               confinement=Confinement())
     assert outcome.raised is not None and "status 3" in outcome.raised
     assert "no API key found" in outcome.raised and outcome.unserved == [0, 1]
 
@@ -108,7 +113,7 @@ def test_a_failing_program_is_reported_with_its_stderr(tmp_path: Path) -> None:
 def test_a_hanging_program_is_killed_at_its_deadline(tmp_path: Path) -> None:
     cmd = _program(tmp_path, "import time; time.sleep(120)")
     outcome = run_loop_command(cmd, BY_ID["loop.client_tools.one_per_turn"], tmp_path / "case",
-                               deadline=1.0)
+                               deadline=1.0, confinement=Confinement())
     assert outcome.timed_out
 
 

@@ -261,7 +261,7 @@ def test_progress_lines_follow_tooluse_runs_lines(tmp_path: Path) -> None:
 def test_bash_runs_in_the_sandbox_where_it_works(tmp_path: Path) -> None:
     from conformance.subjects import sandbox
 
-    st = sandbox.status()
+    st = sandbox.status("auto")
     if not st.active:
         pytest.skip(f"no sandbox here: {st.reason}")
     s = from_cassette(load_cassette(DATA / "model_a/probe_demo/bash_20250124/list_files.json"))

@@ -12,6 +12,7 @@ from conformance.catalog import CATALOG, Check, CheckFailure, CheckSkipped, Seve
 from conformance.results import VERIFIED, CheckResult, Outcome, RunInfo, SubjectInfo
 from conformance.session import ToolSession
 from conformance.subjects import factory_subject
+from conformance.subjects.case import CaseSettings
 from simulator.sources import protocol
 
 PY = Path(__file__).resolve().parent / "subjects" / "py_subjects.py"
@@ -114,18 +115,18 @@ def test_a_subject_that_cannot_start_fails_every_check() -> None:
 
 
 class MinimalSubject:
-    """A subject of another family's making: open() without start_timeout."""
+    """A subject of another family's making: only the protocol's open(workdir, case)."""
 
     name, family, tool_type = "minimal", "bash", "bash_20250124"
     info = SubjectInfo("minimal", "bash", "bash_20250124", "test")
 
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
-        return REFERENCE.open(workdir, timeout=timeout, case_deadline=case_deadline)
+    def open(self, workdir: Path, case: CaseSettings) -> Any:
+        return REFERENCE.open(workdir, case)
 
 
 class ClosingBreaks(MinimalSubject):
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
-        session = super().open(workdir, timeout=timeout, case_deadline=case_deadline)
+    def open(self, workdir: Path, case: CaseSettings) -> Any:
+        session = super().open(workdir, case)
         real_close = session.close
 
         def close() -> None:
@@ -136,7 +137,7 @@ class ClosingBreaks(MinimalSubject):
 
 
 class OpenBreaks(MinimalSubject):
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None) -> Any:
+    def open(self, workdir: Path, case: CaseSettings) -> Any:
         raise RuntimeError("harness bug")
 
 
@@ -190,7 +191,7 @@ class Recorder:
 def test_listeners_see_the_run_as_it_happens() -> None:
     rec, plain = Recorder(), []
     summary = runner.run([REFERENCE], checks=["bash.session.*"], timeout=2, strict=True,
-                         listeners=[rec, plain.append], argv=["run", "--strict"])
+                         listeners=[rec, plain.append])
     ids = [c.id for c in runner.select_checks(REFERENCE, ["bash.session.*"])]
     assert rec.events[0] == ("started", len(ids), ["reference"], True)
     assert rec.events[-1] == ("finished", True)
@@ -202,7 +203,7 @@ def test_listeners_see_the_run_as_it_happens() -> None:
             n for n, e in enumerate(middle) if e[:2] == ("result", i)][0]
     assert [r.check_id for r in plain] and {r.check_id for r in plain} == set(ids)
     assert [r.check_id for r in summary.results] == ids  # plan order
-    assert summary.plan.info.argv == ["run", "--strict"]
+    assert summary.plan.info.argv == ["run", "--check", "bash.session.*", "--strict", "--timeout", "2"]
     assert summary.counts()["pass"] == len(ids) and summary.exit_code == 0
 
 

@@ -21,7 +21,9 @@ from conftest import nested_pytest_args
 from hostile import TOOLUSE, survivors, wait_no_survivors
 
 from conformance.subjects import command_subject, sandbox
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.isolation import processes_supported
+from conformance.subjects.launch import Confinement
 from conformance.subjects.process import ProcessSession, SubjectStartError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +72,7 @@ def test_a_subject_gets_only_the_allowed_environment(tmp_path: Path,
     monkeypatch.setenv("MY_SETTING", "kept")
     monkeypatch.setenv("OTHER_SETTING", "dropped")
     code = "import json, os, sys; sys.stdin.readline(); print(json.dumps({'content': json.dumps(dict(os.environ))}), flush=True)"
-    s = ProcessSession([sys.executable, "-c", code], workdir=tmp_path.resolve(),
+    s = ProcessSession(confinement=Confinement.from_environ(os.environ), argv=[sys.executable, "-c", code], workdir=tmp_path.resolve(),
                        tool_type="bash_20250124", timeout=5)
     try:
         env = json.loads(s.call({"command": "env"}).text)
@@ -142,7 +144,7 @@ def test_a_sandboxed_command_sees_a_read_only_root_and_no_network(tmp_path: Path
     outside = tmp_path / "outside.txt"
     work = tmp_path / "case"
     work.mkdir()
-    s = ProcessSession([sys.executable, str(script)], workdir=work.resolve(),
+    s = ProcessSession(confinement=Confinement.from_environ(os.environ), argv=[sys.executable, str(script)], workdir=work.resolve(),
                        tool_type="bash_20250124", timeout=5,
                        env={"TOOLUSE_TEST_OUTSIDE": str(outside)})
     try:
@@ -160,8 +162,8 @@ def test_a_sandboxed_command_sees_a_read_only_root_and_no_network(tmp_path: Path
 def test_what_a_sandboxed_command_leaves_running_is_reported(tmp_path: Path,
                                                              sandboxed: None) -> None:
     code = "setsid sleep 600 & while read -r l; do echo '{\"content\": \"ok\"}'; done"
-    s = command_subject(f"sh -c {json.dumps(code)}", family="bash").open(tmp_path.resolve(),
-                                                                        timeout=2)
+    s = command_subject(f"sh -c {json.dumps(code)}", family="bash").open(
+        tmp_path.resolve(), CaseSettings(confinement=Confinement.from_environ(os.environ), timeout=2))
     assert s.call({"command": "x"}).text == "ok"
     s.close()
     assert s.leaked and "sleep 600" in s.leaked[0].cmdline
@@ -175,7 +177,8 @@ def test_file_size_and_cpu_limits(tmp_path: Path, sandboxed: None,
     monkeypatch.setenv("TOOLUSE_CPU_LIMIT", "1")
     code = ("read -r l; head -c 3000000 /dev/zero > big; echo \"{\\\"content\\\": \\\"size "
             "$(wc -c < big)\\\"}\"; read -r l; while :; do :; done")
-    s = command_subject(f"sh -c '{code}'", family="bash").open(tmp_path.resolve(), timeout=30)
+    s = command_subject(f"sh -c '{code}'", family="bash").open(
+        tmp_path.resolve(), CaseSettings(confinement=Confinement.from_environ(os.environ), timeout=30))
     try:
         assert s.call({"command": "x"}).text == f"size {1024 * 1024}"
         r = s.call({"command": "spin"}, deadline=60)  # 1 s of CPU, however loaded the machine
@@ -188,7 +191,7 @@ def test_file_size_and_cpu_limits(tmp_path: Path, sandboxed: None,
 def test_a_subject_that_cannot_start_in_the_sandbox_is_a_start_error(tmp_path: Path,
                                                                    sandboxed: None) -> None:
     with pytest.raises(SubjectStartError, match="no such program"):
-        ProcessSession([str(tmp_path / "absent")], workdir=tmp_path.resolve(),
+        ProcessSession(confinement=Confinement.from_environ(os.environ), argv=[str(tmp_path / "absent")], workdir=tmp_path.resolve(),
                        tool_type="bash_20250124", timeout=1)
 
 

@@ -5,11 +5,13 @@ on loopback."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from conformance.subjects import sandbox
+from conformance.subjects.launch import Confinement
 from conformance.workers.run import WorkerRun
 
 PROBE = ('env > "$TOOLUSE_WORKDIR/env.txt"; '
@@ -27,7 +29,8 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> tuple[di
     monkeypatch.setenv("TOOLUSE_PASS_ENV", "OUTSIDE")
     workdir = tmp_path / "case"
     workdir.mkdir()
-    run = WorkerRun(scenarios=[], workdir=workdir, tool_timeout=3.0)
+    run = WorkerRun(scenarios=[], workdir=workdir, tool_timeout=3.0,
+                    confinement=Confinement.from_environ(os.environ))
     proc, home = run._start(PROBE, {})
     try:
         assert proc.wait(60) == 0, proc.stderr.read() if proc.stderr else b""
@@ -55,8 +58,8 @@ def test_a_worker_command_gets_no_credential(tmp_path: Path, monkeypatch: pytest
 def test_a_sandboxed_worker_command_cannot_write_outside_its_case(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLUSE_SANDBOX", "auto")
-    if not sandbox.status().active:
-        pytest.skip(f"no sandbox here: {sandbox.status().reason}")
+    if not sandbox.status("auto").active:
+        pytest.skip(f"no sandbox here: {sandbox.status('auto').reason}")
     _, outside = _run(tmp_path, monkeypatch, "auto")
     assert not (outside / "written").exists()
     assert (tmp_path / "case" / "outside.rc").read_text().strip() != "0"

@@ -33,6 +33,7 @@ from conformance import runner
 from conformance.catalog import CATALOG, Severity
 from conformance.results import CheckResult, Outcome
 from conformance.subjects import Subject, factory_subject, forkserver
+from conformance.subjects.case import CaseSettings
 
 HERE = Path(__file__).resolve().parent
 EDITOR_TYPES = ("text_editor_20250124", "text_editor_20250728")
@@ -121,7 +122,7 @@ def _subject_affinity(subject: Subject) -> set[int] | None:
     with tempfile.TemporaryDirectory(prefix="tooluse-run-") as root:
         work = Path(root).resolve() / "case-0"
         work.mkdir()
-        session = subject.open(work, timeout=3.0, start_timeout=30.0)
+        session = subject.open(work, CaseSettings(timeout=3.0, startup_timeout=30.0))
         try:
             session.wait_ready(30.0)
             return affinity(session.proc.pid)

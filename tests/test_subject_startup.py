@@ -21,6 +21,7 @@ from conformance.catalog import Check, Severity
 from conformance.results import Outcome
 from conformance.session import ToolSession
 from conformance.subjects import command_subject, factory_subject
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.process import readiness_input
 from simulator.sources import protocol
 
@@ -123,7 +124,8 @@ def test_a_crash_is_reported_with_the_end_of_its_stderr(
         read(pipe, chunks)
 
     monkeypatch.setattr(pipes, "gather_stderr", lagging)
-    s = python_command(CRASH).open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), timeout=2)
+    s = python_command(CRASH).open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(),
+                                CaseSettings(timeout=2))
     try:
         r = s.call({"command": "x"})
     finally:
@@ -167,7 +169,8 @@ def test_lone_surrogates_reach_the_check_as_text() -> None:
 def test_lone_surrogates_do_not_crash_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                forkserver: str) -> None:
     monkeypatch.setenv("TOOLUSE_FORKSERVER", forkserver)
-    s = hostile("odd_text").open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(), timeout=3)
+    s = hostile("odd_text").open(Path(tempfile.mkdtemp(dir=tmp_path)).resolve(),
+                               CaseSettings(timeout=3))
     try:
         r = s.call({"command": "echo hi"})
         assert r.text == "hi\n\udc80" and not r.is_error

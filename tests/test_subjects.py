@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import tempfile
@@ -18,6 +19,8 @@ from conformance.subjects import (
     factory_subject,
     resolve_factory,
 )
+from conformance.subjects.case import CaseSettings
+from conformance.subjects.launch import Confinement
 
 HERE = Path(__file__).resolve().parent
 PY = HERE / "subjects" / "py_subjects.py"
@@ -33,7 +36,7 @@ def open_subject(tmp_path: Path):
 
     def start(subject, timeout: float = 2.0):
         workdir = Path(tempfile.mkdtemp(dir=tmp_path))
-        s = subject.open(workdir.resolve(), timeout=timeout)
+        s = subject.open(workdir.resolve(), CaseSettings(confinement=Confinement.from_environ(os.environ), timeout=timeout))
         sessions.append(s)
         return s
 

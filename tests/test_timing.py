@@ -32,6 +32,7 @@ from conformance.reports.results_file import (
 from conformance.results import Outcome, rejudged_note
 from conformance.session import ToolSession
 from conformance.subjects import command_subject, factory_subject, process, timing
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.timing import Miss, Patience
 from simulator.sources import protocol
 
@@ -103,7 +104,7 @@ def fake_load(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
 def test_a_call_past_its_deadline_on_a_starved_subject_is_waited_for(
         tmp_path: Path, fake_load: Callable[[float], None]) -> None:
     fake_load(3.0)
-    s = REFERENCE.open(tmp_path, timeout=5)
+    s = REFERENCE.open(tmp_path, CaseSettings(timeout=5))
     try:
         with timing.collecting() as misses:
             r = s.call({"command": "sleep 1; echo late"}, deadline=0.2)
@@ -116,7 +117,7 @@ def test_a_call_past_its_deadline_on_a_starved_subject_is_waited_for(
 def test_a_call_past_its_deadline_without_load_times_out_and_is_recorded(
         tmp_path: Path, fake_load: Callable[[float], None]) -> None:
     fake_load(0.0)
-    s = REFERENCE.open(tmp_path, timeout=5)
+    s = REFERENCE.open(tmp_path, CaseSettings(timeout=5))
     try:
         with timing.collecting() as misses:
             r = s.call({"command": "sleep 30"}, deadline=0.2)
@@ -135,13 +136,13 @@ def test_a_slow_exit_is_a_note_and_only_a_subject_that_never_exits_is_a_fault(
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     with timing.collecting() as misses:
-        s = slow.open(tmp_path / "a", timeout=1)
+        s = slow.open(tmp_path / "a", CaseSettings(timeout=1))
         assert s.call({}).text == "ok"
         s.close(grace=0.5, never_exits=60)  # 1 s is past the grace however idle the machine
     assert s.faults == [] and misses == []
     assert any("to exit after its input was closed" in n and "not a fault" in n for n in s.notes)
     with timing.collecting() as misses:
-        s = never.open(tmp_path / "b", timeout=1)
+        s = never.open(tmp_path / "b", CaseSettings(timeout=1))
         assert s.call({}).text == "ok"
         s.close(grace=0.3)
     assert any("did not exit within" in f for f in s.faults)

@@ -18,6 +18,7 @@ from conformance import runner
 from conformance.catalog import CATALOG
 from conformance.errors import UsageError
 from conformance.results import CheckResult, Outcome
+from conformance.subjects.launch import Confinement
 from conformance.workers import worker_command_subject, worker_subject
 from conformance.workers.minimal import NO_HEARTBEAT, MinimalWorker
 from conformance.workers.subject import WorkerSubject
@@ -141,7 +142,7 @@ def test_the_window_for_answers_that_should_not_come_grows_with_load(tmp_path: P
     The starvation and the waits are injected: no clock decides this test."""
     from conformance.workers.run import WorkerRun
 
-    run = WorkerRun(scenarios=[], workdir=tmp_path, tool_timeout=1.0)
+    run = WorkerRun(scenarios=[], workdir=tmp_path, tool_timeout=1.0, confinement=Confinement())
     starved = iter([0.0, 0.5, 0.5])
     waits: list[float] = []
 

@@ -55,6 +55,9 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "--model-mode` answers by; auto: on unless --base-url is the live API")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress lines (the summary line stays)")
+    from conformance.options import PROBE, add_options
+
+    add_options(p, PROBE)  # the bash's sandbox and limits, as for `tooluse run`
     return p
 
 
@@ -99,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if not scenarios:
         raise UsageError("no drivable scenario among " + (", ".join(args.scenarios) or "the corpus"))
+    from conformance.options import Run
+
+    settings = Run.from_args(args, os.environ)  # --sandbox and the limits: the bash's
     config = ProbeConfig(model=args.model, out=Path(args.out), base_url=base_url,
                          api_key=api_key, budget=args.budget, concurrency=args.concurrency,
                          price=_price(args.price),
@@ -106,13 +112,9 @@ def run(args: argparse.Namespace) -> int:
                              args.scenario_header == "auto" and base_url.rstrip("/") != LIVE_API),
                          limits=Limits(max_turns=args.max_turns,
                                        max_output_tokens=args.max_output_tokens,
-                                       retries=args.retries, backoff=args.backoff))
-    from conformance.subjects import sandbox
-
-    try:
-        sandbox.active()  # the bash subject's sandbox: a notice without it, refused if required
-    except sandbox.SandboxUnavailable as e:
-        raise UsageError(f"{e}; or set TOOLUSE_SANDBOX=auto") from None
+                                       retries=args.retries, backoff=args.backoff),
+                         confinement=settings.confinement)
+    settings.check_sandbox()  # the bash's sandbox: a notice without it, refused if required
     stop = threading.Event()
     line = ProgressLine(config.price, sys.stderr, quiet=args.quiet)
     try:

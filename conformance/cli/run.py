@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from typing import Any, TextIO, cast
 
 from conformance.cli import EXIT_USAGE
 from conformance.errors import UsageError
-from conformance.options import add_run_arguments, build_subjects, confinement_of, shard_plan_of
+from conformance.options import Run, add_run_arguments, build_subjects, shard_plan_of
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -40,55 +41,43 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from conformance import runner
 
-    if args.timeout is not None and not args.timeout > 0:
-        raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds")
-    if args.startup_timeout is not None and not args.startup_timeout > 0:
-        raise UsageError(f"--startup-timeout {args.startup_timeout:g}: give a positive number of "
-                         "seconds")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    confinement = confinement_of(args)
-    subjects = build_subjects(args)
-    bad = runner.unmatched_patterns(args.checks)
+    settings = Run.from_args(args, os.environ)  # the run's one value; nothing below reads the env
+    settings.check_sandbox()
+    subjects = build_subjects(settings)
+    checks = list(settings.checks)
+    bad = runner.unmatched_patterns(checks)
     if bad:
         raise UsageError(f"--check {' '.join(bad)} matches no check; see `tooluse checks` for "
                          "the ids")
-    if not any(runner.select_checks(s, args.checks or None) for s in subjects):
+    if not any(runner.select_checks(s, checks or None) for s in subjects):
         kinds = ", ".join(sorted({f"{s.family} {s.tool_type}" for s in subjects}))
         raise UsageError(f"no check applies to these subjects ({kinds})"
-                         + (f" with --check {' '.join(args.checks)}" if args.checks else "")
+                         + (f" with --check {' '.join(checks)}" if checks else "")
                          + "; see `tooluse checks --tool-type T`")
-    shard = shard_plan_of(args, subjects)
+    shard = shard_plan_of(settings, subjects)
     if shard is not None and not shard.cases:
         print(f"tooluse run: shard {shard.shard} has no case (fewer cases than shards); "
               "its results.json records that", file=sys.stderr)
     from conformance.subjects.spec import preflight
 
-    preflight(subjects, timeout=args.timeout or runner.DEFAULT_TIMEOUT, confinement=confinement)
+    preflight(subjects, settings.case)
     listeners: list[Any] = []
-    reports = _reports_listener(args)
+    reports = _reports_listener(settings)
     if reports is not None:
         listeners.append(reports)
     from simulator.secrets import SecretScanner
 
     scanner = SecretScanner()  # what a subject printed may hold credentials: never echo them
-    if args.json:
+    if settings.json:
         listeners.append(lambda r: print(json.dumps(scanner.redact(r.to_json())), flush=True))
-    if args.progress != "off":
+    if settings.progress != "off":
         from conformance.reports.progress import Progress
 
         listeners.append(Progress(cast(TextIO, _Redacting(sys.stderr, scanner)),
-                                  mode=args.progress))
+                                  mode=settings.progress))
     previous = _stop_on_sigterm()
     try:
-        summary = runner.run(subjects, checks=args.checks or None,
-                             timeout=args.timeout or runner.DEFAULT_TIMEOUT, strict=args.strict,
-                             jobs=args.jobs, listeners=listeners,
-                             startup_timeout=args.startup_timeout or runner.DEFAULT_STARTUP_TIMEOUT,
-                             confinement=confinement,
-                             fail_on_flaky=bool(getattr(args, "fail_on_flaky", False)),
-                             shard=shard,
-                             argv=getattr(args, "_argv", None) or sys.argv[1:])
+        summary = runner.run(subjects, settings, listeners=listeners, shard=shard)
     except KeyboardInterrupt as e:  # the runner stopped the subjects and wrote what it had
         code, name = (EXIT_SIGTERM, "SIGTERM") if isinstance(e, Terminated) else (EXIT_SIGINT,
                                                                                     "SIGINT")
@@ -101,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     never = summary.never_started()
-    if not args.json and len(never) < len(summary.plan.subjects):
+    if not settings.json and len(never) < len(summary.plan.subjects):
         from conformance.reports.summary import print_summary
 
         print_summary(summary, cast(TextIO, _Redacting(sys.stdout, scanner)), skip=set(never))
@@ -113,9 +102,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{scanner.redact_text(_without_prefix(message))}", file=sys.stderr)
         return EXIT_USAGE
     if reports is not None:
-        if args.json:
+        if settings.json:
             print(f"reports: {', '.join(str(p) for p in reports.paths.values())}")
-        if args.expected_failures is not None:
+        if settings.expected_failures is not None:
             verdict = getattr(reports, "verdict", None)
             if verdict is not None:
                 print("\n".join(verdict.lines()))
@@ -159,7 +148,7 @@ def _stop_on_sigterm() -> Any:
         return None
 
 
-def _reports_listener(args: argparse.Namespace) -> Any:
+def _reports_listener(args: Run) -> Any:
     if args.out is None:
         if args.expected_failures is not None:
             raise UsageError("--expected-failures needs --out DIR (the verdict is written there)")

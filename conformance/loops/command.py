@@ -128,9 +128,9 @@ def _streamed_input(response: dict[str, Any], index: Any) -> Any:
 def run_loop_command(command: str, scenario: LoopScenario, workdir: Path, *,
                      deadline: float | None = None, max_requests: int = 40,
                      matching: str | Sequence[Matcher] = "exact",
-                     confinement: Confinement | None = None) -> LoopOutcome:
+                     confinement: Confinement) -> LoopOutcome:
     """Run ``command`` through ``scenario`` against the simulation served on loopback,
-    confined as ``confinement`` says (the run's; default: as the environment says)."""
+    confined as ``confinement`` (the run's) says."""
     from simulator.server import start_server
 
     harness = Harness(scenario, max_requests=max_requests, matching=matching)
@@ -185,7 +185,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def describe(command: str, workdir: Path, confinement: Confinement | None = None
+def describe(command: str, workdir: Path, confinement: Confinement
              ) -> tuple[dict[str, str], dict[str, str], str | None]:
     """What ``command`` declares (``TOOLUSE_LOOP_DESCRIBE=1``): the checks not applicable to
     it, its variants (both empty when it declares nothing) and its matcher set (``matching``,

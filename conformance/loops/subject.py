@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.results import SubjectInfo
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import resolve_factory
 
@@ -44,8 +45,8 @@ class LoopSession:
     start_timeout: float = 0.0
     history: list[Any] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
-    #: The run's sandbox mode and limits for a loop command (default: the environment's).
-    confinement: Confinement | None = None
+    #: The run's sandbox mode and limits for a loop command.
+    confinement: Confinement = field(default_factory=Confinement)
 
     def unsupported(self, scenario_id: str) -> str | None:
         """Why the check is not applicable to this loop (declared, or no recording of the
@@ -110,7 +111,7 @@ class LoopSubject:
     def load(self) -> Any:
         return resolve_factory(self.spec)
 
-    def declared(self, workdir: Path, confinement: Confinement | None = None
+    def declared(self, workdir: Path, confinement: Confinement
                  ) -> tuple[dict[str, str], dict[str, str]]:
         """What the loop declares: check id -> why it cannot express it
         (``tooluse_unsupported``), and its variants (``tooluse_variants``: ``client_tool``,
@@ -120,7 +121,7 @@ class LoopSubject:
                 _strings(getattr(loop, "tooluse_variants", None)))
 
     def drive(self, scenario: LoopScenario, workdir: Path, *, start_timeout: float = 0.0,
-              confinement: Confinement | None = None) -> LoopOutcome:
+              confinement: Confinement) -> LoopOutcome:
         """One run of ``scenario`` (its own engine), within its deadline (a command's start-up
         allowance ``start_timeout`` added; ``confinement``: a command's sandbox and limits)."""
         from .run import scenario_deadline
@@ -129,11 +130,9 @@ class LoopSubject:
         return run_loop(loop, scenario, matching=self.matching_of(loop),
                         deadline=start_timeout + scenario_deadline(scenario))
 
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
-             start_timeout: float = 0.0,
-             confinement: Confinement | None = None) -> LoopSession:
-        return LoopSession(self, workdir, timeout, start_timeout=start_timeout,
-                           confinement=confinement)
+    def open(self, workdir: Path, case: CaseSettings) -> LoopSession:
+        return LoopSession(self, workdir, case.timeout, start_timeout=case.startup_timeout,
+                           confinement=case.confinement)
 
 
 def loop_subject(spec: str, *, name: str | None = None, matching: str | None = None) -> LoopSubject:
@@ -169,20 +168,20 @@ class LoopCommandSubject(LoopSubject):
     def load(self) -> Any:
         raise TypeError("a --loop-cmd subject is a program, not a Python callable")
 
-    def _described(self, workdir: Path, confinement: Confinement | None) -> Description:
+    def _described(self, workdir: Path, confinement: Confinement) -> Description:
         from .command import describe
 
         if self.spec not in _DESCRIBED:
             _DESCRIBED[self.spec] = describe(self.spec, workdir, confinement)
         return _DESCRIBED[self.spec]
 
-    def declared(self, workdir: Path, confinement: Confinement | None = None
+    def declared(self, workdir: Path, confinement: Confinement
                  ) -> tuple[dict[str, str], dict[str, str]]:
         unsupported, variants, _ = self._described(workdir, confinement)
         return unsupported, variants
 
     def drive(self, scenario: LoopScenario, workdir: Path, *, start_timeout: float = 0.0,
-              confinement: Confinement | None = None) -> LoopOutcome:
+              confinement: Confinement) -> LoopOutcome:
         from .command import run_loop_command
         from .run import scenario_deadline
 

@@ -64,22 +64,16 @@ class ColumnRun:
 
 def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
              jobs: int | None, checks: Sequence[str] = ()) -> list[str]:
-    """``run ...``: the arguments of the column's ``tooluse run``."""
-    kind = f"--{entry.family}" if entry.factory is not None else f"--{entry.family}-cmd"
-    typed = [] if entry.family == "loop" else [f"--{entry.family}-type", entry.tool_type]
-    argv = ["run", kind, entry.factory or entry.command or "", *typed, "--name", entry.name,
-            "--timeout", f"{entry.timeout or config.timeout:g}",
-            "--startup-timeout", f"{entry.startup_timeout or config.startup_timeout:g}"]
-    if entry.max_characters is not None:
-        argv += ["--editor-max-characters", str(entry.max_characters)]
-    n = entry.jobs or config.jobs or jobs
-    if n:
-        argv += ["--jobs", str(n)]
+    """``run ...``: the arguments of the column's ``tooluse run``: the column's
+    :class:`~conformance.options.Run` as words (its ``TOOLUSE_*`` environment entries reach
+    that run's own entry point through its environment)."""
+    from conformance.options import Run, SubjectChoice
+    from conformance.subjects.launch import Confinement
     from conformance.subjects.sandbox import ALLOWED_ENV
 
-    for name in sorted(entry.env):  # the sandbox gives subjects an allow-listed environment
-        if name not in ALLOWED_ENV and not name.startswith("TOOLUSE_"):
-            argv += ["--pass-env", name]
+    # the sandbox gives subjects an allow-listed environment: the column's other names pass
+    passed = tuple(n for n in sorted(entry.env)
+                   if n not in ALLOWED_ENV and not n.startswith("TOOLUSE_"))
     if entry.skip_checks:  # the checks the patterns select, less those the column skips
         import conformance.checks  # noqa: F401  (registers every check)
         from conformance.catalog import CATALOG
@@ -87,9 +81,17 @@ def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
         checks = [i for i, c in sorted(CATALOG.items()) if c.applies(entry.tool_type)
                   and (not checks or any(fnmatch.fnmatchcase(i, p) for p in checks))
                   and not any(fnmatch.fnmatchcase(i, p) for p in entry.skip_checks)]
-    if checks:
-        argv += ["--check", *checks]
-    return [*argv, "--out", str(out_dir)]
+    kind: Literal["spec", "cmd"] = "spec" if entry.factory is not None else "cmd"
+    column = Run(subjects=(SubjectChoice(entry.family, kind, entry.factory or entry.command or "",
+                                         entry.name),),
+                 bash_type=entry.tool_type if entry.family == "bash" else None,
+                 editor_type=entry.tool_type if entry.family == "editor" else None,
+                 editor_max_characters=entry.max_characters, checks=tuple(checks),
+                 timeout=entry.timeout or config.timeout,
+                 startup_timeout=entry.startup_timeout or config.startup_timeout,
+                 jobs=entry.jobs or config.jobs or jobs or None,
+                 confinement=Confinement(pass_env=passed), out=out_dir)
+    return ["run", *column.words()]
 
 
 def _environ(entry: SubjectEntry, env: EnvResult) -> dict[str, str]:

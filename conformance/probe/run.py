@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from conformance.errors import ToolUseError
 from conformance.reports.results_file import write_atomic
+from conformance.subjects.launch import Confinement
 from simulator.record import SecretLeak
 from simulator.secrets import SecretScanner
 
@@ -61,6 +62,8 @@ class ProbeConfig:
     #: Send :data:`simulator.model_mode.SCENARIO_HEADER` (the scenario id): a model-mode
     #: ``tooluse serve`` then answers from that scenario's cassette.
     scenario_header: bool = False
+    #: The sandbox mode and limits of the bash answering the scenarios (``--sandbox``, ...).
+    confinement: Confinement = field(default_factory=Confinement)
 
 
 def scenario_file(out: Path, scenario_id: str, kind: str = "scenarios") -> Path:
@@ -179,7 +182,7 @@ class ProbeRun:
             return  # not started: stays pending, a resumed run drives it
         transport = RecordingTransport(self._inner, self.scanner)
         client = _client(self.config, transport, scenario.id)
-        desk = ToolDesk(scenario)
+        desk = ToolDesk(scenario, confinement=self.config.confinement)
         driver = Driver(scenario, client, self.config.model, self.config.limits, self.budget,
                         transport.exchanges, stop=self.stop)
         try:

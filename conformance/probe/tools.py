@@ -26,7 +26,7 @@ from typing import Any
 
 from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
-from conformance.subjects.launch import launch
+from conformance.subjects.launch import Confinement, launch
 from simulator.secrets import SECRET_ENV
 
 from .scenarios import ProbeScenario, input_of
@@ -36,10 +36,14 @@ BASH_TIMEOUT = 30.0
 
 
 class _ProbeBashSession(BashSession):
+    #: The probe's sandbox mode and limits (``tooluse probe --sandbox ...``; set per desk).
+    confinement = Confinement()
+
     def start(self) -> None:
         """The probe's bash, launched as a subject is: the allow-list of the environment (and no
         name that looks like a secret), HOME and TMPDIR in the working directory, the sandbox
-        where it works (as the environment's ``TOOLUSE_SANDBOX`` says)."""
+        where it works and the limits (as ``tooluse probe --sandbox``, ``--memory-limit``, ...
+        say)."""
         workdir = Path(self.workdir)
         home, tmp = workdir / ".home", workdir / ".tmp"
         home.mkdir(exist_ok=True)
@@ -48,6 +52,7 @@ class _ProbeBashSession(BashSession):
             ["/bin/bash", "--noprofile", "--norc"], cwd=workdir,
             env={"HOME": str(home), "TMPDIR": str(tmp)},
             environ={k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)},
+            confinement=self.confinement, limits="shell",
             writable=[workdir], label="the probe's bash", stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT).proc
 
@@ -59,8 +64,11 @@ class _ProbeBash(BashTool):
 class ToolDesk:
     """Runs one scenario's client tools; :meth:`close` removes the working directory."""
 
-    def __init__(self, scenario: ProbeScenario, root: Path | None = None) -> None:
+    def __init__(self, scenario: ProbeScenario, root: Path | None = None,
+                 confinement: Confinement | None = None) -> None:
         self.scenario = scenario
+        #: The bash's sandbox mode and limits (the probe's; none given: the documented defaults).
+        self.confinement = confinement or Confinement()
         self.workdir = Path(tempfile.mkdtemp(prefix="tooluse-probe-", dir=root)).resolve()
         for rel, text in scenario.files.items():
             target = self.workdir / rel
@@ -106,7 +114,10 @@ class ToolDesk:
 
     def _bash_tool(self) -> BashTool:
         if self._bash is None:
-            self._bash = _ProbeBash(self.workdir, BASH_TIMEOUT)
+            session = type("_ProbeBashSession", (_ProbeBashSession,),
+                           {"confinement": self.confinement})
+            self._bash = type("_ProbeBash", (_ProbeBash,), {"session_class": session})(
+                self.workdir, BASH_TIMEOUT)
         return self._bash
 
     def _editor(self, tool_type: str, name: str) -> TextEditor:

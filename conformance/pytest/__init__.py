@@ -7,6 +7,6 @@ from typing import Any
 
 import pytest
 
-#: The run's sandbox mode and limits (:class:`conformance.subjects.launch.Confinement`) when
-#: ``--tooluse-sandbox`` or ``--tooluse-pass-env`` give them; absent: as the environment says.
-CONFINEMENT = pytest.StashKey[Any]()
+#: The run's settings (:class:`conformance.options.Run`), built once from the ``--tooluse-*``
+#: options when one names a subject; absent: no conformance item is collected.
+RUN = pytest.StashKey[Any]()

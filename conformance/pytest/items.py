@@ -19,37 +19,29 @@ from conformance import runner
 from conformance.basis import basis_lines
 from conformance.catalog import Check, Severity
 from conformance.errors import UsageError
-from conformance.options import subject_entries, subject_from_option, unique_names
-from conformance.pytest import CONFINEMENT
-from conformance.reports.rerun import rerun_command
+from conformance.options import Run, build_subjects
+from conformance.pytest import RUN
+from conformance.reports.rerun import rerun_line
 from conformance.reports.summary import indented, readable
 from conformance.results import CheckResult, Outcome
-from conformance.runner import DEFAULT_TIMEOUT, run_case
-from conformance.subjects.host import accepts_keyword
-from conformance.subjects.launch import Confinement
-from conformance.subjects.spec import Subject, command_subject, preflight
+from conformance.runner import run_case
+from conformance.subjects.spec import preflight
 
 # The options (--tooluse-bash, ...) are declared in conformance.pytest.plugin, which imports this
-# module only when one of them is given: a pytest run that does not use them pays nothing.
+# module only when one of them names a subject: a pytest run that does not use them pays nothing.
 
 
-def subjects_from_config(config: pytest.Config) -> list[Subject]:
-    opt = config.getoption
-    found: list[Subject] = []
-    options: dict[str, dict[str, Any]] = {"bash": {}, "editor": {}}
-    if opt("--tooluse-editor-max-characters") is not None:
-        options["editor"]["max_characters"] = opt("--tooluse-editor-max-characters")
+def settings_of(config: pytest.Config) -> Run:
+    """The run's settings, built once by the plugin from the --tooluse-* options."""
+    settings: Run = config.stash[RUN]
+    return settings
 
+
+def subjects_from_config(config: pytest.Config) -> list[Any]:
     try:
-        for family, kind, value, name in subject_entries(config.option, prefix="tooluse_"):
-            tool_type = opt(f"--tooluse-{family}-type")
-            make = command_subject if kind == "cmd" else subject_from_option
-            found.append(make(value, family=family, tool_type=tool_type, name=name,
-                              options=options[family]))
-        found = unique_names(found)
+        return build_subjects(settings_of(config))
     except UsageError as e:
         raise pytest.UsageError(f"tooluse: {e}") from None
-    return found
 
 
 class ConformanceFailure(Exception):
@@ -64,22 +56,15 @@ class ConformanceCollector(pytest.Collector):
 
 
 class ConformanceItem(pytest.Item):
-    def __init__(self, *, subject: Subject, check: Check, timeout: float, strict: bool,
-                 startup_timeout: float | None = None, confinement: Confinement | None = None,
-                 fail_on_flaky: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, subject: Any, check: Check, settings: Run, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.subject, self.check, self.timeout, self.strict = subject, check, timeout, strict
-        self.fail_on_flaky = fail_on_flaky
-        self.startup_timeout = startup_timeout
-        self.confinement = confinement
+        self.subject, self.check, self.settings = subject, check, settings
+        self.strict, self.fail_on_flaky = settings.strict, settings.fail_on_flaky
         self.add_marker(pytest.mark.tooluse)
         self.user_properties.append(("severity", check.severity.value))
 
     def runtest(self) -> None:
-        kwargs: dict[str, Any] = {"timeout": self.timeout}
-        if self.startup_timeout is not None and accepts_keyword(run_case, "startup_timeout"):
-            kwargs["startup_timeout"] = self.startup_timeout
-        result = run_case(self.subject, self.check, confinement=self.confinement, **kwargs)
+        result = run_case(self.subject, self.check, self.settings.case)
         self.tooluse_result = result  # for --tooluse-out (conformance.pytest.report)
         # The subject did not start: an error of the item, not a failure (plugin.py's report).
         self.tooluse_not_started = runner.is_start_failure(result)
@@ -120,15 +105,7 @@ class ConformanceItem(pytest.Item):
 
     def rerun_command(self) -> str:
         """``tooluse run <this subject> --check ID``: the same case outside pytest."""
-
-        extra = [] if self.timeout == DEFAULT_TIMEOUT else ["--timeout", f"{self.timeout:g}"]
-        if self.startup_timeout is not None:
-            extra += ["--startup-timeout", f"{self.startup_timeout:g}"]
-        if self.fail_on_flaky:
-            extra.append("--fail-on-flaky")
-        return rerun_command({"argv": ["run", *extra], "strict": self.strict,
-                              "fail_on_flaky": self.fail_on_flaky},
-                             self.subject.info.to_json(), self.check.id)
+        return rerun_line(self.settings, self.subject.info.to_json(), self.check.id)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.check.id} on {self.subject.name}"
@@ -168,25 +145,19 @@ def add_items(session: pytest.Session, config: pytest.Config, items: list[pytest
     if not subjects:
         return
 
+    settings = settings_of(config)
     try:  # a mistyped command: one usage error, not a failure per item
-        preflight(subjects,
-                  timeout=config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT,
-                  confinement=config.stash.get(CONFINEMENT, None))
+        preflight(subjects, settings.case)
     except UsageError as e:
         raise pytest.UsageError(f"tooluse: {e}") from None
 
-    patterns = config.getoption("--tooluse-check") or None
+    patterns = list(settings.checks) or None
     if patterns and runner.unmatched_patterns(patterns):
         raise pytest.UsageError(f"tooluse: --tooluse-check {' '.join(patterns)} matches no "
                                 "check; see `tooluse checks`")
-    timeout = config.getoption("--tooluse-timeout") or runner.DEFAULT_TIMEOUT
-    strict = bool(config.getoption("--tooluse-strict"))
     parent = ConformanceCollector.from_parent(session, name="tooluse", nodeid="tooluse")
     for subject in subjects:
         for chk in runner.select_checks(subject, patterns):
             items.append(ConformanceItem.from_parent(
                 parent, name=f"{chk.id}[{subject.name}]", subject=subject, check=chk,
-                timeout=timeout, strict=strict,
-                fail_on_flaky=bool(config.getoption("--tooluse-fail-on-flaky")),
-                startup_timeout=config.getoption("--tooluse-startup-timeout"),
-                confinement=config.stash.get(CONFINEMENT, None)))
+                settings=settings))

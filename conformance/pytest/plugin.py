@@ -5,83 +5,25 @@ Kept thin: options and fixtures only; the work lives in the runner and the simul
 
 from __future__ import annotations
 
-import argparse
-import importlib
+import os
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
-from conformance.pytest import CONFINEMENT
+from conformance.options import SUBJECT_DESTS
+from conformance.options import pytest_options as _table_options
+from conformance.pytest import RUN
 
-# Nothing else of the suite is imported until a --tooluse-* option asks for it: the plugin loads
-# in every pytest run of an environment it is installed in.
+# The options are the run's table (conformance.options.OPTIONS, those offered to pytest), each as
+# --tooluse-<its tooluse run name>. Nothing else of the suite is imported until one of them
+# names a subject: the plugin loads in every pytest run of an environment it is installed in.
 
-
-class _Deferred(argparse.Action):
-    """An option whose action lives in the suite (``module:Class``), imported when it is used."""
-
-    target = ""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        module, _, name = self.target.partition(":")
-        action = getattr(importlib.import_module(module), name)
-        action(self.option_strings, self.dest)(parser, namespace, values, option_string)
-
-
-class _SubjectOption(_Deferred):
-    target = "conformance.options:SubjectOption"
-
-
-class _NameOption(_Deferred):
-    target = "conformance.options:NameOption"
-
-
+#: Every option of the plugin: (--tooluse-<name>, argparse keywords), from the run's table.
+OPTIONS: list[tuple[str, dict[str, Any]]] = _table_options()
 #: The options naming subjects: without one, no conformance item is collected.
-SUBJECT_OPTIONS = ("--tooluse-bash", "--tooluse-bash-cmd", "--tooluse-editor",
-                   "--tooluse-editor-cmd")
-
-OPTIONS: list[tuple[str, dict[str, Any]]] = [
-    ("--tooluse-bash", dict(action=_SubjectOption, default=[], metavar="SPEC",
-                            help="a bash tool implementation to check (module:attr factory, "
-                                 "path/file.py:attr or a reference subject's name)")),
-    ("--tooluse-bash-cmd", dict(action=_SubjectOption, default=[], metavar="CMD",
-                                help="an out-of-process bash tool (JSON lines), any language")),
-    ("--tooluse-bash-type", dict(default=None, metavar="T",
-                                 help="bash tool type of those subjects (default bash_20250124)")),
-    ("--tooluse-editor", dict(action=_SubjectOption, default=[], metavar="SPEC",
-                              help="a text editor tool implementation to check")),
-    ("--tooluse-editor-cmd", dict(action=_SubjectOption, default=[], metavar="CMD",
-                                  help="an out-of-process text editor tool (JSON lines)")),
-    ("--tooluse-editor-type", dict(default=None, metavar="T",
-                                   help="text editor tool type (default text_editor_20250728)")),
-    ("--tooluse-name", dict(action=_NameOption, default=None, metavar="NAME",
-                            help="the label of the --tooluse-bash/-bash-cmd/-editor/-editor-cmd "
-                                 "subject given just before it (its items are ID[NAME])")),
-    ("--tooluse-editor-max-characters", dict(type=int, default=None, metavar="N",
-                                             help="max_characters the editors are configured with")),
-    ("--tooluse-check", dict(action="append", default=[], metavar="ID",
-                             help="only these check ids (globs allowed)")),
-    ("--tooluse-timeout", dict(type=float, default=None, metavar="S",
-                               help="command timeout given to subjects (default 3 s)")),
-    ("--tooluse-startup-timeout", dict(type=float, default=None, metavar="S",
-                                       help="how long a subject may take to start and answer a "
-                                            "first, harmless call (not tool time)")),
-    ("--tooluse-strict", dict(action="store_true", default=False,
-                              help="SHOULD checks fail the test run like MUST ones")),
-    ("--tooluse-fail-on-flaky", dict(action="store_true", default=False,
-                                     help="flaky results (an intermittent failure) fail their "
-                                          "item like failures (default: a pass with a warning)")),
-    ("--tooluse-sandbox", dict(choices=("auto", "required", "off"), default=None,
-                               help="run subjects under bubblewrap (default auto: where it works; "
-                                    "required: a usage error without it); see tooluse run "
-                                    "--sandbox")),
-    ("--tooluse-pass-env", dict(action="append", default=[], metavar="NAME",
-                                help="also give subjects this environment variable (never a "
-                                     "credential)")),
-]
+SUBJECT_OPTIONS = tuple("--tooluse-" + d.replace("_", "-") for d in SUBJECT_DESTS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -95,19 +37,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(name, **kwargs)
 
 
+def wanted(config: pytest.Config) -> bool:
+    """Whether a --tooluse-* option names a subject (or a --tooluse-name was misplaced)."""
+    return (any(config.getoption(name, None) for name in SUBJECT_OPTIONS)
+            or bool(getattr(config.option, "_name_error", None)))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
-    sandbox, pass_env = (config.getoption("--tooluse-sandbox", None),
-                         config.getoption("--tooluse-pass-env", None))
-    if sandbox or pass_env:  # the run's confinement, as `tooluse run` makes it
+    if wanted(config):  # the run's one value, built here as `tooluse run` builds it
         from conformance.errors import UsageError
-        from conformance.options import confinement_of
+        from conformance.options import Run
 
         try:
-            config.stash[CONFINEMENT] = confinement_of(
-                argparse.Namespace(sandbox=sandbox, pass_env=pass_env))
+            settings = Run.from_args(config.option, os.environ, prefix="tooluse_")
+            settings.check_sandbox()
         except UsageError as e:
             raise pytest.UsageError(f"tooluse: {e}") from None
+        config.stash[RUN] = settings
     if config.getoption("--tooluse-out", None):
         from conformance.pytest.report import register
 
@@ -130,8 +77,7 @@ def pytest_runtest_makereport(item: pytest.Item,
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     """One item per (subject, check) named by --tooluse-bash / --tooluse-editor / ..."""
-    if not any(config.getoption(name, None) for name in SUBJECT_OPTIONS) \
-            and not getattr(config.option, "_name_error", None):
+    if RUN not in config.stash:
         return
     from conformance.pytest.items import add_items
 

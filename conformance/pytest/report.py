@@ -11,7 +11,6 @@ the same files ``tooluse run --out DIR`` writes, for the whole run.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from conformance import runner
 from conformance.reports.bundle import RunReports
 from conformance.results import CheckResult
 
-from .items import subjects_from_config
+from .items import settings_of, subjects_from_config
 
 ATTR = "tooluse_result"
 
@@ -55,11 +54,7 @@ class ResultsCollector:
             return
 
         subjects = subjects_from_config(self.config)
-        plan = runner.plan_run(subjects, checks=self.config.getoption("--tooluse-check") or None,
-                               strict=bool(self.config.getoption("--tooluse-strict")),
-                               fail_on_flaky=bool(self.config.getoption(
-                                   "--tooluse-fail-on-flaky")),
-                               argv=["pytest", *sys.argv[1:]])
+        plan = runner.plan_run(subjects, settings_of(self.config))
         reports = RunReports(self.out_dir, progress=False)
         reports.on_run_started(plan.info)
         order = {(c.check.id, c.subject.name): n for n, c in enumerate(plan.cases)}

@@ -1,133 +1,106 @@
 """The one-line command that reruns one check: ``tooluse run <subject options> --check ID``.
 
-Every report prints it under each failing or erroring check. It is built from what
-``results.json`` keeps:
+Every report prints it under each failing or erroring check. It is rendered from the run's
+:class:`~conformance.options.Run` and the failing case's subject alone
+(:meth:`Run.only <conformance.options.Run.only>`, then :meth:`Run.words
+<conformance.options.Run.words>`): that subject's own option and ``--name`` when its name is not
+the default label (a bundled reference by its name), the options of its family (``--bash-type``,
+``--editor-max-characters``, ``--loop-matching``), the run's timeouts, sandbox and limits,
+``--strict`` and ``--fail-on-flaky``; never the other subjects, ``--all-reference``, where the
+reports went or how progress was shown. Parsed back by ``tooluse run``'s parser, it selects
+exactly that subject and that check (a property test says so for any run).
 
-- the subject's record (``subjects[]``): ``--bash SPEC`` / ``--bash-cmd CMD`` (or the editor
-  forms), its tool type and ``--name`` when the label is not the default one, so only that
-  subject runs (a bundled reference by its name);
-- the run's other options from ``run.argv`` (``--timeout``, ``--editor-max-characters``,
-  ``--memory-limit``, ``--strict``, ``--fail-on-flaky``, ...), without ``--out``, ``--check``,
-  ``--shard``, ``--history``, ``--expected-failures`` and ``--json``.
-
-Subjects of other families (workers, loops) keep the run's own subject options. Paths in specs
-and commands are absolute (``tooluse run`` makes them so), so the command runs as printed from
-the directory the run started in; ``module:attr`` specs are imported from the current directory
-(like ``python -m``), and a command line with relative paths of its own needs that directory
-too; path specs and plain commands work from anywhere. Words are quoted with :func:`shlex.join`.
+From a results document the run is ``run.argv`` (the run's options as ``tooluse run`` words,
+read by the same parser). A subject the run does not name (a runner called from code) is rerun
+from its record: ``--bash SPEC`` / ``--bash-cmd CMD`` (or the other families' forms). Words are
+quoted with :func:`shlex.join`.
 """
 
 from __future__ import annotations
 
-import argparse
 import shlex
-from functools import cache
-from typing import Any
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any, Literal
 
-from conformance.options import add_run_arguments
+from conformance.errors import UsageError
+from conformance.options import AGENT_REFERENCES, FAMILIES, Run, SubjectChoice
 from conformance.reference import REFERENCE_SUBJECTS
-from conformance.subjects.spec import DEFAULT_TOOL_TYPES, command_label, factory_label
-
-#: Options dropped from the run's argv: where the reports go, which checks ran, how to print.
-_DROPPED = {"--out", "--check", "--expected-failures", "--json", "--progress", "--quiet",
-            "--shard", "--history"}
-#: Options naming subjects: replaced by the one subject's own options when it can be named.
-_SUBJECT = {"--bash", "--bash-cmd", "--bash-type", "--editor", "--editor-cmd", "--editor-type",
-            "--name", "--all-reference", "--worker", "--worker-cmd", "--loop"}
-_FAMILIES = ("bash", "editor")
 
 
-@cache
-def _run_options() -> dict[str, argparse.Action]:
-    parser = argparse.ArgumentParser()
-    add_run_arguments(parser)
-    return dict(parser._option_string_actions)
+def rerun_line(run: Run, subject: dict[str, Any] | str | None, check_id: str) -> str:
+    """``tooluse run ... --check ID`` for one case: the run narrowed to its subject (a record of
+    ``subjects[]``, or its name) and the check; ``""`` when the subject cannot be named."""
+    name = subject if isinstance(subject, str) else (subject or {}).get("name")
+    narrowed = (run.only(str(name), check_id, _value_of(subject))
+                if name is not None else None)
+    if narrowed is None and isinstance(subject, dict):
+        choice = _choice_of(subject)
+        if choice is not None:
+            narrowed = Run(subjects=(choice,), checks=(check_id,), strict=run.strict,
+                           fail_on_flaky=run.fail_on_flaky, timeout=run.timeout,
+                           startup_timeout=run.startup_timeout, confinement=run.confinement)
+            narrowed = narrowed.only(str(name), check_id)
+    if narrowed is None:
+        return ""
+    return shlex.join(["tooluse", "run", *replace(narrowed, checks=()).words(),
+                       "--check", check_id])
 
 
-def _split(argv: list[str]) -> list[tuple[str | None, list[str]]]:
-    """``argv`` as (canonical option or None, its words) pairs, argparse's prefix rules
-    included (``--ch ID`` is ``--check``)."""
-    actions = _run_options()
-    out: list[tuple[str | None, list[str]]] = []
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        name, eq, _ = word.partition("=")
-        if not word.startswith("-") or word == "-":
-            out.append((None, [word]))
-            i += 1
-            continue
-        action = actions.get(name)
-        if action is None and name.startswith("--"):
-            hits = {a for o, a in actions.items() if o.startswith(name)}
-            action = hits.pop() if len(hits) == 1 else None
-        if action is None:
-            out.append((None, [word]))
-            i += 1
-            continue
-        canonical = max(action.option_strings, key=len)
-        words = [word]
-        i += 1
-        if not eq and action.nargs != 0:
-            if action.nargs in ("+", "*"):
-                while i < len(argv) and not argv[i].startswith("-"):
-                    words.append(argv[i])
-                    i += 1
-            elif i < len(argv):
-                words.append(argv[i])
-                i += 1
-        out.append((canonical, words))
-    return out
-
-
-def run_options(argv: list[str], *, keep_subjects: bool = False) -> list[str]:
-    """The run's options that a rerun keeps (argv of ``tooluse run``, with or without ``run``)."""
-    words = list(argv)
-    if words[:1] == ["run"]:
-        words = words[1:]
-    drop = _DROPPED | (set() if keep_subjects else _SUBJECT)
-    return [w for opt, ws in _split(words) if opt not in drop for w in ws]
-
-
-def subject_options(subject: dict[str, Any]) -> list[str] | None:
-    """``--bash SPEC --bash-type T [--name N]`` for a bash or editor subject's record."""
-    family, spec, name = subject.get("family"), str(subject.get("spec") or ""), subject["name"]
-    if family not in _FAMILIES or not spec:
+def _value_of(subject: dict[str, Any] | str | None) -> str | None:
+    """The spec or command a subject's record says it ran (made absolute by ``tooluse run``;
+    a bundled reference: by its name, so None)."""
+    if not isinstance(subject, dict) or not subject.get("spec"):
         return None
-    ref = REFERENCE_SUBJECTS.get(name)
+    spec = str(subject["spec"])
+    bundled = {r.spec for r in REFERENCE_SUBJECTS.values()} | {
+        s for _, s in AGENT_REFERENCES.values()}
+    return None if spec in bundled else spec.removeprefix("cmd:")
+
+
+def _choice_of(subject: dict[str, Any]) -> SubjectChoice | None:
+    """The option naming a subject's record (``--bash-cmd CMD --name N``, ...), or None."""
+    family, spec, name = subject.get("family"), str(subject.get("spec") or ""), subject.get("name")
+    if family not in FAMILIES or not spec or not name:
+        return None
+    ref = REFERENCE_SUBJECTS.get(str(name))
     if ref is not None and ref.spec == spec:
-        return [f"--{family}", name]
-    if spec.startswith("cmd:"):
-        command = spec[4:]
-        try:
-            default = command_label(shlex.split(command))
-        except ValueError:
-            default = ""
-        words = [f"--{family}-cmd", command]
-    else:
-        default = factory_label(spec)
-        words = [f"--{family}", spec]
-    if subject.get("tool_type") and subject["tool_type"] != DEFAULT_TOOL_TYPES[family]:
-        words += [f"--{family}-type", str(subject["tool_type"])]
-    return words + ([] if name == default else ["--name", name])
+        return SubjectChoice(str(family), "spec", str(name))
+    kind: Literal["spec", "cmd"] = "cmd" if spec.startswith("cmd:") else "spec"
+    choice = SubjectChoice(str(family), kind, spec.removeprefix("cmd:"))
+    try:
+        default = choice.default_name()
+    except UsageError:
+        default = ""
+    return choice if default == name else SubjectChoice(choice.family, kind, choice.value,
+                                                        str(name))
+
+
+@lru_cache(maxsize=64)
+def run_of_argv(argv: tuple[str, ...]) -> Run:
+    """The run of a results document's ``run.argv`` (``run`` and its options), as ``tooluse run``
+    parses it; the documented defaults when it is not one (a pytest run's older record)."""
+    if argv[:1] != ("run",):
+        return Run()
+    try:
+        return Run.from_argv(argv)
+    except UsageError:
+        return Run()
+
+
+def run_of(doc_run: dict[str, Any]) -> Run:
+    """The :class:`Run` of a results document's ``run`` record."""
+    run = run_of_argv(tuple(str(a) for a in doc_run.get("argv") or []))
+    if not (doc_run.get("argv") or [])[:1] == ["run"]:  # no options kept: what the record says
+        run = replace(run, strict=bool(doc_run.get("strict")),
+                      fail_on_flaky=bool(doc_run.get("fail_on_flaky")))
+    return run
 
 
 def rerun_command(run: dict[str, Any], subject: dict[str, Any] | None, check_id: str) -> str:
     """``tooluse run ... --check ID`` for one result (``run`` is results.json's ``run``;
     ``subject`` the result's record in ``subjects``); ``""`` when it cannot be built."""
-    argv = [str(a) for a in run.get("argv") or []]
-    from_tooluse = argv[:1] == ["run"]
-    own = subject_options(subject) if subject is not None else None
-    if own is not None:
-        rest = run_options(argv) if from_tooluse else (
-            (["--strict"] if run.get("strict") else [])
-            + (["--fail-on-flaky"] if run.get("fail_on_flaky") else []))
-        words = own + rest
-    elif from_tooluse:
-        words = run_options(argv, keep_subjects=True)
-    else:
-        return ""
-    return shlex.join(["tooluse", "run", *words, "--check", check_id])
+    return rerun_line(run_of(run), subject, check_id)
 
 
 def subject_record(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -136,5 +109,5 @@ def subject_record(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def rerun_for(doc: dict[str, Any], result: dict[str, Any]) -> str:
     """The rerun command of one result of a results document."""
-    return rerun_command(doc.get("run") or {}, subject_record(doc, result["subject"]),
-                         result["check_id"])
+    record = subject_record(doc, result["subject"]) or {"name": result["subject"]}
+    return rerun_command(doc.get("run") or {}, record, result["check_id"])

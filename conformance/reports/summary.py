@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from conformance.basis import basis_lines
 from conformance.catalog import CATALOG
 from conformance.reports.render_common import reproducer_setup, reproducer_verification
-from conformance.reports.rerun import rerun_command
+from conformance.reports.rerun import rerun_line
 from conformance.results import Outcome, rejudged_note
 from conformance.wording import plural
 
@@ -46,7 +46,7 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
     """A readable summary: what did not pass (with reproducers), then counts and the verdict.
     Subjects in ``skip`` (they never started) get their counts line only."""
     blocking = {id(r) for r in summary.blocking()}
-    rerun = _rerun_commands(summary.plan.info)
+    rerun = _rerun_commands(summary.plan)
     for r in summary.results:
         if r.subject in skip:
             continue
@@ -116,11 +116,10 @@ def print_summary(summary: Any, out: TextIO, *, skip: Collection[str] = ()) -> N
         print(said, file=out)
 
 
-def _rerun_commands(info: Any) -> dict[str, Callable[[str], str]]:
+def _rerun_commands(plan: Any) -> dict[str, Callable[[str], str]]:
     """subject name -> check id -> the one-line command that reruns that check alone."""
-    run = {"argv": list(info.argv), "strict": info.strict}
     out: dict[str, Callable[[str], str]] = {}
-    for s in info.subjects:
-        if rerun_command(run, s.to_json(), "x.y"):
-            out[s.name] = partial(rerun_command, run, s.to_json())
+    for s in plan.info.subjects:
+        if rerun_line(plan.settings, s.to_json(), "x.y"):
+            out[s.name] = partial(rerun_line, plan.settings, s.to_json())
     return out

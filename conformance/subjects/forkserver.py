@@ -48,8 +48,9 @@ def run_root(workdir: Path) -> Path | None:
 
 
 def available() -> bool:
-    return (os.environ.get("TOOLUSE_FORKSERVER", "1") != "0" and processes_supported()
-            and hasattr(socket, "send_fds"))
+    """Whether this platform can fork cases from a warm host (the run may still say no:
+    :attr:`~conformance.subjects.case.CaseSettings.fork_server`)."""
+    return processes_supported() and hasattr(socket, "send_fds")
 
 
 class ForkServerError(ToolUseError):
@@ -88,14 +89,13 @@ class ForkServer:
     writable; it is then started at its first :meth:`spawn`, when that directory is known."""
 
     def __init__(self, argv: list[str], env: Mapping[str, str], start_timeout: float,
-                 box: sandbox.Status | None = None,
-                 confinement: Confinement | None = None) -> None:
+                 box: sandbox.Status | None = None, *, confinement: Confinement) -> None:
         self.lock = threading.Lock()
         #: Every subject pid forked so far (what is below the server and not in here is an
         #: orphan a subject left: the server is a subreaper).
         self.spawned: set[int] = set()
         self._argv, self._env, self._start_timeout = list(argv), dict(env), start_timeout
-        self._confinement = confinement or Confinement.from_environ(env)
+        self._confinement = confinement
         self.box = box if box is not None and box.active else None
         #: The run directory a sandboxed server may write in (None: not started yet).
         self.root: Path | None = None
@@ -129,7 +129,7 @@ class ForkServer:
         # overlays beside it; the host applies the limits to itself (and so to every case).
         try:
             started = launch(
-                argv, cwd=None, env={}, environ=self._env, confinement=self._confinement,
+                argv, cwd=None, env=self._env, confinement=self._confinement,
                 box=self.box if boxed else sandbox.Status(self._confinement.mode, False),
                 writable=[root] if root is not None else [], chdir=root,
                 decoys_in=root, overlays_in=root.parent if root is not None else None,
@@ -288,10 +288,9 @@ _servers_lock = threading.Lock()
 
 
 def server_for(key: str, argv: list[str], env: Mapping[str, str],
-               start_timeout: float, confinement: Confinement | None = None) -> ForkServer:
+               start_timeout: float, confinement: Confinement) -> ForkServer:
     """The running fork server for ``key`` and ``confinement`` (started, or restarted if it
     died). Under the sandbox it is started at its first case (:class:`ForkServer`)."""
-    confinement = confinement or Confinement.from_environ(env)
     box = confinement.status(notice=False)
     key = f"{key} {confinement!r}"
     with _servers_lock:

@@ -1,8 +1,8 @@
 """The one sandboxed launch: every process the suite starts on a subject's behalf starts here.
 
 :class:`Confinement` is the run's sandbox mode and limits as a value (``tooluse run --sandbox``,
-``--memory-limit``, ``--cpu-limit``, ``--file-size-limit``, ``--process-limit``, ``--pass-env``;
-read from the ``TOOLUSE_*`` variables of the environment when a run gives none). The run carries
+``--memory-limit``, ``--cpu-limit``, ``--file-size-limit``, ``--process-limit``, ``--pass-env``
+over the ``TOOLUSE_*`` variables, read once at the entry point). The run carries
 it to :func:`launch`, which writes it into the child's environment (``TOOLUSE_*``, read there by
 the subject host) and nowhere else.
 
@@ -65,9 +65,9 @@ class Confinement:
     private_home: bool = True
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Confinement:
-        """The confinement the ``TOOLUSE_*`` variables describe (defaults where unset)."""
-        env = os.environ if environ is None else environ
+    def from_environ(cls, env: Mapping[str, str]) -> Confinement:
+        """The confinement the ``TOOLUSE_*`` variables of ``env`` describe (defaults where unset;
+        an entry point passes its environment, :meth:`conformance.options.Run.from_args`)."""
         mode = env.get("TOOLUSE_SANDBOX", sandbox.DEFAULT_MODE) or sandbox.DEFAULT_MODE
         return cls(
             mode=mode if mode in sandbox.MODES else sandbox.DEFAULT_MODE,
@@ -170,7 +170,7 @@ Limits = Literal["none", "shell", "shim"]
 
 
 def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
-           confinement: Confinement | None = None, environ: Mapping[str, str] | None = None,
+           confinement: Confinement, environ: Mapping[str, str] | None = None,
            granted: Mapping[str, str] | None = None,
            writable: Sequence[Path] = (), chdir: Path | None = None,
            private_in: Path | None = None, private_prefix: str = "tooluse-home-",
@@ -181,8 +181,7 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
            spawn: Callable[[dict[str, str]], Any] | None = None, watch: bool = False,
            watchdog: bool = True,
            **popen: Any) -> Launch:
-    """Start ``argv`` in ``cwd`` for a subject, confined as ``confinement`` says (default: as
-    the environment says).
+    """Start ``argv`` in ``cwd`` for a subject, confined as ``confinement`` (the run's) says.
 
     - ``env``: the harness's ``TOOLUSE_*`` entries for it, added to the allow-list of
       ``environ`` (default: this process's environment), credentials dropped; ``granted``:
@@ -210,7 +209,7 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
     Raises :class:`SubjectStartError` naming ``label`` when it cannot start; nothing is left
     behind then.
     """
-    conf = confinement if confinement is not None else Confinement.from_environ()
+    conf = confinement
     extra = dict(env)
     private = home = None
     if private_in is not None and conf.private_home:
@@ -289,7 +288,7 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
 
 def launch_networked(command: str, workdir: Path, extra: Mapping[str, str] | None = None, *,
                      granted: Mapping[str, str] | None = None, prefix: str = "tooluse-subject-home-",
-                     confinement: Confinement | None = None, label: str = "the command",
+                     confinement: Confinement, label: str = "the command",
                      **popen: Any) -> tuple[Launch, Path]:
     """:func:`launch` ``command`` (``/bin/sh -c``) for a subject that reaches the simulation on
     loopback (a ``--worker-cmd`` worker, a ``--loop-cmd`` loop): a private HOME and TMPDIR (one

@@ -114,7 +114,7 @@ class ProcessSession(LeftoverWatch):
                  case_deadline: float | None = None,
                  options: Mapping[str, Any] | None = None,
                  fork_server: ForkServer | None = None,
-                 confinement: Confinement | None = None) -> None:
+                 confinement: Confinement) -> None:
         self.workdir, self.tool_type, self.timeout, self.label = workdir, tool_type, timeout, label
         self.history: list[dict[str, Any]] = []
         #: Subject faults seen by the harness (hang, exit, bad answer), in order.
@@ -136,7 +136,7 @@ class ProcessSession(LeftoverWatch):
         self._closed = self._wrote_home = False
         self._stderr: deque[bytes] = deque(maxlen=64)
         self._net_before: dict[str, int] = {}
-        self._confinement = confinement or Confinement.from_environ()
+        self._confinement = confinement
         self._start(argv, env or {}, fork_server)
         self._enlist()
         if handshake:

@@ -66,18 +66,13 @@ def is_credential(name: str) -> bool:
     return bool(CREDENTIAL_ENV.search(name))
 
 
-def pass_env_names() -> list[str]:
-    """The names ``--pass-env`` added (``TOOLUSE_PASS_ENV``, comma separated)."""
-    return [n.strip() for n in os.environ.get("TOOLUSE_PASS_ENV", "").split(",") if n.strip()]
-
-
 def subject_env(environ: Mapping[str, str], extra: Mapping[str, str] | None = None,
-                pass_env: Iterable[str] | None = None) -> dict[str, str]:
+                pass_env: Iterable[str] = ()) -> dict[str, str]:
     """The environment a subject gets: the allow-list taken from ``environ`` (``PATH``, ``LANG``,
     ``HOME``, ``TMPDIR``, locale, ``TOOLUSE_*`` and the ``pass_env`` names), then ``extra`` (the
     harness's own ``TOOLUSE_*`` entries, the private ``HOME``). Credentials are dropped from both.
     """
-    names = set(ALLOWED_ENV) | set(pass_env_names() if pass_env is None else pass_env)
+    names = set(ALLOWED_ENV) | set(pass_env)
     env = {k: v for k, v in environ.items()
            if (k in names or k.startswith("TOOLUSE_")) and not is_credential(k)}
     for k, v in (extra or {}).items():
@@ -188,14 +183,9 @@ _probe_lock = threading.Lock()
 _noticed: set[str] = set()
 
 
-def requested_mode() -> str:
-    mode = os.environ.get("TOOLUSE_SANDBOX", DEFAULT_MODE) or DEFAULT_MODE
-    return mode if mode in MODES else DEFAULT_MODE
-
-
-def status(mode: str | None = None) -> Status:
-    """Resolve the sandbox for this process (probed once: one ``bwrap ... true``)."""
-    mode = requested_mode() if mode is None else mode
+def status(mode: str) -> Status:
+    """Resolve the sandbox of ``mode`` (the run's ``--sandbox``) for this process (probed once:
+    one ``bwrap ... true``)."""
     if mode == "off" or sys.platform != "linux":
         return Status(mode, False, reason="--sandbox off" if mode == "off"
                       else f"bubblewrap needs Linux (this is {sys.platform})")
@@ -246,7 +236,7 @@ def _overlay_works(bwrap: str) -> bool:
             return False
 
 
-def active(mode: str | None = None) -> Status:
+def active(mode: str) -> Status:
     """The sandbox status for subjects started now; ``auto`` without one prints a one-line notice
     (once per reason); ``required`` without one raises :class:`SandboxUnavailable`."""
     st = status(mode)

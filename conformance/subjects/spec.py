@@ -22,6 +22,7 @@ from typing import Any, Literal
 from conformance.errors import UsageError
 from conformance.results import SubjectInfo
 from conformance.subjects import forkserver
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.host import accepts_keyword, load_attr
 from conformance.subjects.launch import Confinement, SubjectStartError, launch
 from conformance.subjects.process import ProcessSession
@@ -153,11 +154,9 @@ class Subject:
             return ["/bin/sh", "-c", self.spec]
         return [sys.executable, "-m", "conformance.subjects.host"]
 
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
-             start_timeout: float = 20.0,
-             confinement: Confinement | None = None) -> ProcessSession:
-        """Start the subject for one test case, confined as ``confinement`` says (default: as
-        the environment says; raises ``SubjectStartError``)."""
+    def open(self, workdir: Path, case: CaseSettings) -> ProcessSession:
+        """Start the subject for one test case, with the run's settings for it (its timeouts
+        and confinement; raises ``SubjectStartError``)."""
         env = {f"TOOLUSE_{k.upper()}": str(v) for k, v in self.options.items()}
         server = None
         if self.kind == "factory":
@@ -165,18 +164,18 @@ class Subject:
             base = {"TOOLUSE_SPEC": self.spec, "TOOLUSE_SYS_PATH": json.dumps(
                 [str(Path(p).resolve()) if p else str(Path.cwd()) for p in sys.path])}
             env.update(base)
-            if forkserver.available():
+            if case.fork_server and forkserver.available():
                 try:
                     server = forkserver.server_for(
-                        json.dumps([sys.executable, base]), self.argv(), {**os.environ, **base},
-                        start_timeout=start_timeout, confinement=confinement)
+                        json.dumps([sys.executable, base]), self.argv(), base,
+                        start_timeout=case.startup_timeout, confinement=case.confinement)
                 except forkserver.ForkServerError as e:
                     raise SubjectStartError(str(e)) from None
         return ProcessSession(self.argv(), workdir=workdir, tool_type=self.tool_type,
-                              timeout=timeout, env=env, handshake=self.kind == "factory",
-                              label=f"subject {self.name}", case_deadline=case_deadline,
+                              timeout=case.timeout, env=env, handshake=self.kind == "factory",
+                              label=f"subject {self.name}", case_deadline=case.case_deadline,
                               options=self.options, fork_server=server,
-                              start_timeout=start_timeout, confinement=confinement)
+                              start_timeout=case.startup_timeout, confinement=case.confinement)
 
 
 def factory_subject(spec: str, *, family: str, tool_type: str | None = None,
@@ -295,8 +294,8 @@ _NOT_FOUND = re.compile(r"not found|no such file|can't open file|cannot find mod
                         r"cannot find package", re.IGNORECASE)
 
 
-def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
-              window: float = PREFLIGHT_WINDOW, confinement: Confinement | None = None) -> None:
+def preflight(subjects: Sequence[Any], case: CaseSettings, *,
+              window: float = PREFLIGHT_WINDOW) -> None:
     """Refuse a command subject that cannot start, before any check runs (``UsageError``).
 
     A script path that does not exist (``python tool.py`` with no ``tool.py``) is found without
@@ -306,9 +305,9 @@ def preflight(subjects: Sequence[Any], *, timeout: float = 3.0,
     with a nonzero status and a "not found"-like message is refused with what it printed. One
     still running is stopped: that costs ``window`` seconds once, whatever the number of
     subjects (they are started together). Other subjects (factories, workers, loops) pass.
-    ``confinement``: the run's (default: as the environment says).
+    ``case``: the run's settings (the timeout the command is told, the confinement).
     """
-    conf = confinement or Confinement.from_environ()
+    conf, timeout = case.confinement, case.timeout
     commands = [s for s in subjects if isinstance(s, Subject) and s.kind == "command"]
     for s in commands:
         _missing_script(s)

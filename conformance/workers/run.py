@@ -53,7 +53,7 @@ def quiet_sdk_logs() -> None:
 
 class WorkerRun:
     def __init__(self, *, scenarios: Sequence[Scenario], workdir: Path, tool_timeout: float,
-                 lease_ttl_seconds: int = 90, confinement: Confinement | None = None) -> None:
+                 lease_ttl_seconds: int = 90, confinement: Confinement) -> None:
         self.sim = ManagedAgentsSimulator()
         self.env = self.sim.create_environment("conformance", lease_ttl_seconds=lease_ttl_seconds)
         self.agent = self.sim.create_agent(DECLARATIONS, name="conformance-agent")
@@ -62,7 +62,7 @@ class WorkerRun:
             for sc in scenarios]
         self.workdir = workdir
         self.tool_timeout = tool_timeout
-        #: The run's sandbox mode and limits, for a worker command (default: the environment's).
+        #: The run's sandbox mode and limits, for a worker command.
         self.confinement = confinement
         #: What went wrong with the worker itself (raised, exited), for the report.
         self.faults: list[str] = []

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from conformance.errors import UsageError
 from conformance.results import SubjectInfo
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import resolve_factory
 from simulator.managed_agents import Scenario
@@ -42,8 +43,8 @@ class WorkerSession:
     tool_type: str = TOOL_TYPE
     _done: list[Any] = field(default_factory=list)
     _runs: list[WorkerRun] = field(default_factory=list)
-    #: The run's sandbox mode and limits for a worker command (default: the environment's).
-    confinement: Confinement | None = None
+    #: The run's sandbox mode and limits for a worker command.
+    confinement: Confinement = field(default_factory=Confinement)
 
     def start(self, scenarios: Sequence[Scenario], *, lease_ttl_seconds: int = 90,
               tool_timeout: float | None = None) -> WorkerRun:
@@ -91,9 +92,8 @@ class WorkerSubject:
     def load(self) -> Any:
         return resolve_factory(self.spec)
 
-    def open(self, workdir: Path, *, timeout: float, case_deadline: float | None = None,
-             confinement: Confinement | None = None) -> WorkerSession:
-        return WorkerSession(self, workdir, timeout, confinement=confinement)
+    def open(self, workdir: Path, case: CaseSettings) -> WorkerSession:
+        return WorkerSession(self, workdir, case.timeout, confinement=case.confinement)
 
 
 def worker_subject(spec: str, *, name: str | None = None) -> WorkerSubject:
