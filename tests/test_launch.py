@@ -17,7 +17,13 @@ import pytest
 
 from conformance.errors import UsageError
 from conformance.options import confinement_of
-from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.launch import (
+    Confinement,
+    Folders,
+    LaunchSpec,
+    SubjectStartError,
+    launch,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "conformance"
@@ -58,9 +64,10 @@ def test_a_launch_writes_the_confinement_into_the_child_only(tmp_path: Path) -> 
     environ = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "sk-ant-not-a-real-key",
                "MY_SETTING": "kept", "UNLISTED": "dropped"}
     before = dict(os.environ)
-    started = launch(["/bin/sh", "-c", "env; echo HOME_IS=$HOME"], cwd=work,
-                     env={"TOOLUSE_WORKDIR": str(work)}, environ=environ, confinement=conf,
-                     private_in=tmp_path, limits="shell", stdout=subprocess.PIPE)
+    started = launch(LaunchSpec(("/bin/sh", "-c", "env; echo HOME_IS=$HOME"), conf, cwd=work,
+                                env={"TOOLUSE_WORKDIR": str(work)}, environ=environ,
+                                folders=Folders(private_in=tmp_path), limits="shell",
+                                popen=dict(stdout=subprocess.PIPE)))
     out = started.proc.communicate(timeout=60)[0].decode()
     assert dict(os.environ) == before
     got = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
@@ -74,8 +81,8 @@ def test_a_launch_writes_the_confinement_into_the_child_only(tmp_path: Path) -> 
 
 def test_a_program_that_is_not_there_is_a_start_error_that_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(SubjectStartError, match="no such program 'no-such-program-tooluse'"):
-        launch(["no-such-program-tooluse"], cwd=tmp_path, env={},
-               confinement=Confinement(mode="off"), private_in=tmp_path)
+        launch(LaunchSpec(("no-such-program-tooluse",), Confinement(mode="off"), cwd=tmp_path,
+                          folders=Folders(private_in=tmp_path)))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -135,3 +142,10 @@ def test_a_loop_command_gets_the_runs_confinement_not_the_environments(
                          confinement=Confinement(mode="off"))
     assert [(r.outcome.value, r.message) for r in summary.results] == [
         ("skip", "the loop declares this scenario unsupported: mode off")] * len(ids)
+
+
+def test_launch_takes_one_spec_value() -> None:
+    """Issue 38: launch() took 21 keywords and **popen; the recipes are now a LaunchSpec."""
+    import inspect
+
+    assert list(inspect.signature(launch).parameters) == ["spec"]

@@ -26,7 +26,7 @@ from typing import Any
 
 from conformance.reference.bash import BashSession, BashTool
 from conformance.reference.editor import TextEditor
-from conformance.subjects.launch import Confinement, launch
+from conformance.subjects.launch import Confinement, Folders, LaunchSpec, launch
 from simulator.secrets import SECRET_ENV
 
 from .scenarios import ProbeScenario, input_of
@@ -48,13 +48,13 @@ class _ProbeBashSession(BashSession):
         home, tmp = workdir / ".home", workdir / ".tmp"
         home.mkdir(exist_ok=True)
         tmp.mkdir(exist_ok=True)
-        self.process = launch(
-            ["/bin/bash", "--noprofile", "--norc"], cwd=workdir,
+        self.process = launch(LaunchSpec(
+            ("/bin/bash", "--noprofile", "--norc"), self.confinement, cwd=workdir,
             env={"HOME": str(home), "TMPDIR": str(tmp)},
             environ={k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)},
-            confinement=self.confinement, limits="shell",
-            writable=[workdir], label="the probe's bash", stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT).proc
+            limits="shell", folders=Folders(writable=(workdir,)), label="the probe's bash",
+            popen=dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT))).proc
 
 
 class _ProbeBash(BashTool):

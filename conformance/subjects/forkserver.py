@@ -38,7 +38,13 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
-from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.launch import (
+    Confinement,
+    Folders,
+    LaunchSpec,
+    SubjectStartError,
+    launch,
+)
 from conformance.subjects.timing import Patience, process_starvation
 
 
@@ -128,16 +134,17 @@ class ForkServer:
         # Under the sandbox: the run directory is writable, the decoys live in it and the
         # overlays beside it; the host applies the limits to itself (and so to every case).
         try:
-            started = launch(
-                argv, cwd=None, env=self._env, confinement=self._confinement,
+            started = launch(LaunchSpec(
+                tuple(argv), self._confinement, env=self._env,
                 box=self.box if boxed else sandbox.Status(self._confinement.mode, False),
-                writable=[root] if root is not None else [], chdir=root,
-                decoys_in=root, overlays_in=root.parent if root is not None else None,
-                tmp_in=root,
+                folders=Folders(writable=(root,) if root is not None else (), chdir=root,
+                                decoys_in=root,
+                                overlays_in=root.parent if root is not None else None,
+                                tmp_in=root),
                 limits="shell" if boxed else "none", memory=False, label="the fork server",
                 watchdog=False,
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                popen=dict(pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
         except SubjectStartError as e:
             theirs.close()
             raise ForkServerError(str(e)) from None

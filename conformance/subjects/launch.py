@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -169,82 +169,114 @@ class Launch:
 Limits = Literal["none", "shell", "shim"]
 
 
-def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
-           confinement: Confinement, environ: Mapping[str, str] | None = None,
-           granted: Mapping[str, str] | None = None,
-           writable: Sequence[Path] = (), chdir: Path | None = None,
-           private_in: Path | None = None, private_prefix: str = "tooluse-home-",
-           decoys_in: Path | None = None, overlays_in: Path | None = None,
-           tmp_in: Path | None = None,
-           limits: Limits = "none", memory: bool = True, network: bool = False,
-           notice: bool = True, box: sandbox.Status | None = None, label: str = "subject",
-           spawn: Callable[[dict[str, str]], Any] | None = None, watch: bool = False,
-           watchdog: bool = True,
-           **popen: Any) -> Launch:
-    """Start ``argv`` in ``cwd`` for a subject, confined as ``confinement`` (the run's) says.
+@dataclass(frozen=True)
+class Folders:
+    """Where a launched process may write, and the folders of its own it gets."""
 
-    - ``env``: the harness's ``TOOLUSE_*`` entries for it, added to the allow-list of
-      ``environ`` (default: this process's environment), credentials dropped; ``granted``:
-      what the harness itself hands it, kept as is (a worker's environment key and base URL);
-      ``cwd`` None: the harness's;
-    - ``private_in``: make a private ``HOME`` and ``TMPDIR`` in a new folder there (when the
-      confinement keeps them private), writable under the sandbox and removed by cleanup;
-    - under the sandbox: ``writable`` folders bound read-write, ``cwd`` the working directory,
-      ``chdir`` (default ``cwd``) the directory it starts in,
-      credential decoys in a new folder of ``decoys_in`` (or of the private folder), overlays on
-      the checkout and HOME in a new folder of ``overlays_in`` (where overlayfs works); a
-      private system temp directory (``/tmp`` and ``/var/tmp`` bound to folders of the private
-      folder, or of ``tmp_in`` without one: :func:`~.sandbox.private_tmp_options`), ``TMPDIR``
-      then ``/tmp``;
-      ``network``: share the harness's network (a worker reaches the simulation on loopback);
-    - ``limits``: how the limits are applied (``memory``: the address-space limit too); a
-      sandboxed process that applies them (or whose host does) is told ``TOOLUSE_SANDBOXED``;
-    - ``watch``: without the sandbox, note what changes outside the case (:meth:`Launch.escapes`);
-      ``watchdog``: hold a sandboxed process to its process limit from its start (a caller that
-      must wait for the process to be up first, the fork server, starts the watch itself);
-    - ``notice``: the sandbox notice and ``--sandbox required``'s refusal (a preflight only asks);
-      ``box``: a status already resolved for this launch;
-    - ``spawn``: start it another way (the fork server forks the host: no ``bwrap`` here).
+    #: Bound read-write under the sandbox (besides the private folder).
+    writable: tuple[Path, ...] = ()
+    #: The directory it starts in under the sandbox (default: the spec's ``cwd``).
+    chdir: Path | None = None
+    #: Make a private ``HOME`` and ``TMPDIR`` in a new folder here (when the confinement keeps
+    #: them private); writable under the sandbox, removed by :meth:`Launch.cleanup`.
+    private_in: Path | None = None
+    private_prefix: str = "tooluse-home-"
+    #: Under the sandbox: credential decoys in a new folder here (default: the private folder).
+    decoys_in: Path | None = None
+    #: Under the sandbox: overlays on the checkout and HOME in a new folder here.
+    overlays_in: Path | None = None
+    #: Without a private folder: the private ``/tmp`` in a new folder here.
+    tmp_in: Path | None = None
 
-    Raises :class:`SubjectStartError` naming ``label`` when it cannot start; nothing is left
-    behind then.
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What :func:`launch` starts, and how: one value instead of a long list of keywords."""
+
+    argv: tuple[str, ...]
+    #: The run's sandbox mode and limits.
+    confinement: Confinement
+    #: Its working directory (None: the harness's).
+    cwd: Path | None = None
+    #: The harness's ``TOOLUSE_*`` entries for it, added to the allow-list of ``environ``
+    #: (default: this process's environment), credentials dropped.
+    env: Mapping[str, str] = field(default_factory=dict)
+    environ: Mapping[str, str] | None = None
+    #: What the harness itself hands it, kept as is (a worker's environment key and base URL).
+    granted: Mapping[str, str] = field(default_factory=dict)
+    folders: Folders = Folders()
+    #: How the limits are applied (``memory``: the address-space limit too); a sandboxed
+    #: process that applies them (or whose host does) is told ``TOOLUSE_SANDBOXED``.
+    limits: Limits = "none"
+    memory: bool = True
+    #: Share the harness's network in the sandbox (a worker reaches the simulation on loopback).
+    network: bool = False
+    #: Without the sandbox: note what changes outside the case (:meth:`Launch.escapes`).
+    watch: bool = False
+    #: Hold a sandboxed process to its process limit from its start (the fork server, which
+    #: must be up first, starts the watch itself).
+    watchdog: bool = True
+    #: The sandbox notice and ``--sandbox required``'s refusal (a preflight only asks).
+    notice: bool = True
+    #: A sandbox status already resolved for this launch.
+    box: sandbox.Status | None = None
+    #: Who it is, in errors.
+    label: str = "subject"
+    #: Start it another way (the fork server forks the host: no ``bwrap`` here).
+    spawn: Callable[[dict[str, str]], Any] | None = None
+    #: :class:`subprocess.Popen`'s own keywords (``stdin``, ``stdout``, ``stderr``, ``pass_fds``).
+    popen: Mapping[str, Any] = field(default_factory=dict)
+
+
+def launch(spec: LaunchSpec) -> Launch:
+    """Start ``spec.argv`` for a subject, confined as ``spec.confinement`` (the run's) says:
+    its environment (the allow-list, never a credential), a private ``HOME`` and ``TMPDIR``
+    (``folders.private_in``), its limits, and under the sandbox its ``bwrap`` line: the
+    writable folders bound read-write, credential decoys, overlays on the checkout and HOME
+    (where overlayfs works), a private system temp directory (``/tmp`` and ``/var/tmp`` bound to
+    folders of the private folder, or of ``folders.tmp_in`` without one:
+    :func:`~.sandbox.private_tmp_options`), ``TMPDIR`` then ``/tmp``. See :class:`LaunchSpec`.
+
+    Raises :class:`SubjectStartError` naming ``spec.label`` when it cannot start; nothing is
+    left behind then.
     """
-    conf = confinement
-    extra = dict(env)
+    conf, folders, label, limits = spec.confinement, spec.folders, spec.label, spec.limits
+    cwd, spawn, private_in = spec.cwd, spec.spawn, folders.private_in
+    extra = dict(spec.env)
     private = home = None
     if private_in is not None and conf.private_home:
-        private = Path(tempfile.mkdtemp(prefix=private_prefix, dir=private_in))
+        private = Path(tempfile.mkdtemp(prefix=folders.private_prefix, dir=private_in))
         home, tmp = private / "home", private / "tmp"
         home.mkdir()
         tmp.mkdir()
         extra.update(HOME=str(home), TMPDIR=str(tmp))
     started = Launch(None, sandbox.Status(conf.mode, False), private, home)
     try:
-        started.box = box if box is not None else conf.status(notice=notice)
+        started.box = spec.box if spec.box is not None else conf.status(notice=spec.notice)
     except sandbox.SandboxUnavailable as e:
         started.cleanup()
         raise SubjectStartError(str(e)) from None
     st = started.box
     if st.active and (limits != "none" or spawn is not None):
         extra["TOOLUSE_SANDBOXED"] = "1"
-    if watch and not st.active:
+    if spec.watch and not st.active:
         started.outside = sandbox.Watch(credentials=True)
-    child_env = {**conf.environment(extra, environ), **(granted or {})}
-    words = list(argv)
+    child_env = {**conf.environment(extra, spec.environ), **spec.granted}
+    words = list(spec.argv)
     if spawn is None:
         if shutil.which(words[0]) is None:
             started.cleanup()  # the wrappers below would hide it: said as exec says it
             raise SubjectStartError(f"cannot start {label}: no such program {words[0]!r} (or "
                                     "not executable)")
-        script = conf.ulimits(memory=memory, sandboxed=st.active) if limits != "none" else ""
+        script = conf.ulimits(memory=spec.memory, sandboxed=st.active) if limits != "none" else ""
         if st.active:
             hide: list[str] = []
-            if st.overlay and overlays_in is not None:  # outside every folder it may write in
+            if st.overlay and folders.overlays_in is not None:  # outside what it may write in
                 started.scratch = Path(tempfile.mkdtemp(prefix="tooluse-overlay-",
-                                                        dir=overlays_in))
+                                                        dir=folders.overlays_in))
                 hide, started.uppers = sandbox.overlay_options(started.scratch)
-            where = (Path(tempfile.mkdtemp(prefix="tooluse-decoys-", dir=decoys_in))
-                     if decoys_in is not None else
+            where = (Path(tempfile.mkdtemp(prefix="tooluse-decoys-", dir=folders.decoys_in))
+                     if folders.decoys_in is not None else
                      private / "decoys" if private is not None else None)
             if where is not None:
                 where.mkdir(exist_ok=True)
@@ -252,8 +284,9 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
                 hide += decoys
                 started.decoys = sandbox.atimes(started.hidden)
             holder = private
-            if holder is None and tmp_in is not None:
-                holder = started.tmp = Path(tempfile.mkdtemp(prefix="tooluse-tmp-", dir=tmp_in))
+            if holder is None and folders.tmp_in is not None:
+                holder = started.tmp = Path(tempfile.mkdtemp(prefix="tooluse-tmp-",
+                                                             dir=folders.tmp_in))
             if holder is not None:  # first: the overlays and writable folders go on top
                 hide = sandbox.private_tmp_options(
                     holder, [*words, *child_env.values()]) + hide
@@ -264,10 +297,11 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
                 words = sandbox.shim_argv(words, script, started.leftovers)
             elif limits == "shell":
                 words = ["/bin/sh", "-c", f'{script}exec "$@"', "sh", *words]
-            inside = chdir if chdir is not None else cwd
+            inside = folders.chdir if folders.chdir is not None else cwd
             assert inside is not None, "a sandboxed process needs a directory to start in"
-            words = sandbox.wrap(words, st, writable=[*writable, *([private] if private else [])],
-                                 chdir=inside, extra=hide, network=network)
+            words = sandbox.wrap(words, st,
+                                 writable=[*folders.writable, *([private] if private else [])],
+                                 chdir=inside, extra=hide, network=spec.network)
         elif script:
             words = ["/bin/sh", "-c", f'{script}exec "$@"', "sh", *words]
     try:
@@ -275,11 +309,11 @@ def launch(argv: Sequence[str], *, cwd: Path | None, env: Mapping[str, str],
             started.proc = spawn(child_env)
         else:
             started.proc = subprocess.Popen(words, cwd=cwd, env=child_env,
-                                            start_new_session=True, **popen)
+                                            start_new_session=True, **spec.popen)
     except (OSError, ToolUseError) as e:
         started.cleanup()
         raise SubjectStartError(f"cannot start {label}: {e}") from e
-    if watchdog and st.active and spawn is None and limits != "none" and sandbox.WATCHDOG.needed(
+    if spec.watchdog and st.active and spawn is None and limits != "none" and sandbox.WATCHDOG.needed(
             conf.processes):
         sandbox.WATCHDOG.watch(started.proc.pid, conf.processes)  # root: RLIMIT_NPROC fails
         started.watched = True
@@ -301,9 +335,10 @@ def launch_networked(command: str, workdir: Path, extra: Mapping[str, str] | Non
     env = {"HOME": str(home), "TMPDIR": str(home), "TOOLUSE_WORKDIR": str(workdir),
            **(extra or {})}
     try:
-        started = launch(["/bin/sh", "-c", command], cwd=workdir, env=env, granted=granted,
-                         confinement=confinement, writable=[workdir, home], tmp_in=home,
-                         network=True, label=label, **popen)
+        started = launch(LaunchSpec(
+            ("/bin/sh", "-c", command), confinement, cwd=workdir, env=env,
+            granted=dict(granted or {}), folders=Folders(writable=(workdir, home), tmp_in=home),
+            network=True, label=label, popen=popen))
     except BaseException:
         shutil.rmtree(home, ignore_errors=True)
         raise

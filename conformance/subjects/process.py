@@ -47,7 +47,13 @@ from conformance.subjects.isolation import (
     processes_supported,
     still_alive,
 )
-from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.launch import (
+    Confinement,
+    Folders,
+    LaunchSpec,
+    SubjectStartError,
+    launch,
+)
 from conformance.subjects.leftovers import LeftoverWatch
 from conformance.subjects.pipes import (
     EOF,
@@ -165,12 +171,14 @@ class ProcessSession(LeftoverWatch):
         # fresh subject a check starts inside its case (the bash model check's examples): a TMPDIR
         # as short as every case's (OpenHands' tmux falls back to a read-only /tmp when the
         # socket path under a deeper one passes the 107-byte limit of a Unix socket path).
-        self._launch = launch(
-            argv, cwd=self.workdir, env=case_env, confinement=self._confinement, box=box,
-            writable=[self.workdir], private_in=run_root(self.workdir) or self.workdir.parent,
-            overlays_in=self.workdir.parent, limits="shim", label=self.label, watch=True,
+        self._launch = launch(LaunchSpec(
+            tuple(argv), self._confinement, cwd=self.workdir, env=case_env, box=box,
+            folders=Folders(writable=(self.workdir,),
+                            private_in=run_root(self.workdir) or self.workdir.parent,
+                            overlays_in=self.workdir.parent),
+            limits="shim", label=self.label, watch=True,
             spawn=None if fork_server is None else partial(fork_server.spawn, str(self.workdir)),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            popen=dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
         self._box, self._fork_server = box, fork_server
         self._sandbox, self._home = self._launch.private, self._launch.home
         self._leftovers = self._launch.leftovers  # the shim's tag for its report on stderr

@@ -24,7 +24,13 @@ from conformance.results import SubjectInfo
 from conformance.subjects import forkserver
 from conformance.subjects.case import CaseSettings
 from conformance.subjects.host import accepts_keyword, load_attr
-from conformance.subjects.launch import Confinement, SubjectStartError, launch
+from conformance.subjects.launch import (
+    Confinement,
+    Folders,
+    LaunchSpec,
+    SubjectStartError,
+    launch,
+)
 from conformance.subjects.process import ProcessSession
 
 Kind = Literal["factory", "command"]
@@ -360,10 +366,11 @@ def _start_once(s: Subject, timeout: float, window: float, conf: Confinement) ->
         if conf.private_home:
             env.update(HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
         try:  # started once as a case starts it: in the sandbox, no credentials
-            proc = launch(s.argv(), cwd=root / "work", env=env, confinement=conf, notice=False,
-                          writable=[root], tmp_in=root, stdin=subprocess.PIPE,
-                          stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE).proc
+            proc = launch(LaunchSpec(
+                tuple(s.argv()), conf, cwd=root / "work", env=env, notice=False,
+                folders=Folders(writable=(root,), tmp_in=root),
+                popen=dict(stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE))).proc
         except SubjectStartError as e:
             return f"subject {s.name}: cannot start /bin/sh ({e.__cause__ or e})"
         from conformance.subjects.timing import process_starvation, wait_until
