@@ -394,6 +394,8 @@ class Run:
     confinement: Confinement = field(default_factory=_default_confinement)
     #: Factories' cases forked from a warm host (``TOOLUSE_FORKSERVER=0``: no; no option).
     fork_server: bool = True
+    #: Command subjects started ahead of need (``TOOLUSE_START_POOL=0``: no; no option).
+    start_pool: bool = True
     # Which part of the run this is, where the results go and how they are shown (a rerun line
     # drops them).
     #: ``--shard K/N`` (:func:`shard_plan_of`), balanced by ``--history``'s durations.
@@ -410,7 +412,8 @@ class Run:
         from conformance.subjects.case import CaseSettings
 
         return CaseSettings(timeout=self.timeout, startup_timeout=self.startup_timeout,
-                            confinement=self.confinement, fork_server=self.fork_server)
+                            confinement=self.confinement, fork_server=self.fork_server,
+                            start_pool=self.start_pool)
 
     # -- building ---------------------------------------------------------------------------------
 
@@ -453,6 +456,7 @@ class Run:
             jobs=jobs,
             confinement=_confinement(Confinement.from_environ(env), get),
             fork_server=env.get("TOOLUSE_FORKSERVER", "1") != "0",
+            start_pool=env.get("TOOLUSE_START_POOL", "1") != "0",
             shard=get("shard"), history=get("history"),
             out=get("out"), expected_failures=get("expected_failures"),
             json=bool(get("json", False)), progress=get("progress", "auto"))
@@ -545,7 +549,8 @@ class Run:
                    loop_matching=self.loop_matching if found.family == "loop" else None,
                    checks=(check_id,), strict=self.strict, fail_on_flaky=self.fail_on_flaky,
                    timeout=self.timeout, startup_timeout=self.startup_timeout,
-                   confinement=self.confinement, fork_server=self.fork_server)
+                   confinement=self.confinement, fork_server=self.fork_server,
+                   start_pool=self.start_pool)
 
 
 def _choices(args: argparse.Namespace, prefix: str) -> tuple[SubjectChoice, ...]:

@@ -314,7 +314,8 @@ def _run_case(subject: SubjectLike, chk: Check, case: CaseSettings, *, tmp_root:
 
     # A command subject of a run with a start pool was started (and made ready) ahead, in a
     # working directory of its own (conformance/subjects/pool.py).
-    taken = starts.take(subject) if starts is not None and pooled(subject) else None
+    taken = (starts.take(subject) if starts is not None and pooled(subject, case.start_pool)
+             else None)
     if taken is not None:
         workdir = taken.workdir
         for miss in taken.misses:  # the start's deadlines are the case's

@@ -55,6 +55,8 @@ ALLOWED: dict[str, str] = {
     "matrix/execute.py:_environ": "a column's `tooluse run` environment (its own entry point "
                                   "reads it)",
     "matrix/envs.py:_build": "the environment of a column's installer (pip, npm)",
+    "findings/verify.py:verify": "a finding's reproducer runs in its own process with this "
+                                 "environment and its column's entries",
     # facts of the machine, not settings of a run
     "subjects/sandbox.py:_user_home": "the user's real home, whose credential files get decoys",
     "subjects/sandbox.py:find_bwrap": "which bubblewrap binary this machine has (TOOLUSE_BWRAP "

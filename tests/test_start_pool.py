@@ -23,10 +23,12 @@ from typing import Any
 import pytest
 
 from conformance import runner
+from conformance.options import Run
 from conformance.reports.results_file import ResultsWriter, validate_document
 from conformance.results import Outcome
 from conformance.session import fresh
 from conformance.subjects import command_subject
+from conformance.subjects.case import CaseSettings
 from conformance.subjects.launch import Confinement
 from conformance.subjects.pool import ENV_SWITCH, StartGate, StartPool, pooled
 
@@ -254,8 +256,9 @@ def test_only_command_subjects_are_pooled(monkeypatch: pytest.MonkeyPatch) -> No
     cmd = command_subject("cat", family="bash")
     assert pooled(cmd)
     assert not pooled(factory_subject("conformance.reference.bash:factory", family="bash"))
+    assert not pooled(cmd, enabled=False)  # TOOLUSE_START_POOL=0, read into the run's value
     monkeypatch.setenv(ENV_SWITCH, "0")
-    assert not pooled(cmd)
+    assert not Run.from_argv([], os.environ).start_pool
 
 
 # --- a run ------------------------------------------------------------------------------------
@@ -297,8 +300,7 @@ def test_the_verdicts_are_the_same_with_the_pool_and_without(
     subject = command_subject(f"env SLOW_START_SECONDS=0 {shlex.quote(sys.executable)} "
                               f"{shlex.quote(str(SLOW_START))}", family="bash", name="quick")
     pooled_run = runner.run([subject], checks=CHECKS, jobs=2)
-    monkeypatch.setenv(ENV_SWITCH, "0")
-    plain_run = runner.run([subject], checks=CHECKS, jobs=2)
+    plain_run = runner.run([subject], checks=CHECKS, jobs=2, start_pool=False)
     # a conformant subject: every check passes either way (flaky, a failure that did not repeat
     # alone, is load's doing on a busy machine, not the pool's: it counts as the pass it is)
     verdicts = [{r.check_id: "pass" if r.outcome is Outcome.FLAKY else r.outcome.value
@@ -324,13 +326,12 @@ def test_a_model_check_takes_its_fresh_subjects_from_the_pool(tmp_path: Path) ->
     from conformance.catalog import CATALOG
 
     chk = CATALOG["bash.output.roundtrip"]
-    pool = StartPool(lambda sub, wd: sub.open(wd, timeout=3.0, confinement=Confinement(
-        mode="off")), tmp_path, jobs=1, ready_timeout=30.0)
+    case = CaseSettings(timeout=3.0, startup_timeout=30.0, confinement=Confinement(mode="off"))
+    pool = StartPool(lambda sub, wd: sub.open(wd, case), tmp_path, jobs=1, ready_timeout=30.0)
     pool.expect(subject, 1)
     try:
-        result = runner._run_case(subject, dataclasses.replace(chk, func=probe),
-                                  timeout=3.0, tmp_root=tmp_path, startup_timeout=30.0,
-                                  confinement=Confinement(mode="off"), starts=pool)
+        result = runner._run_case(subject, dataclasses.replace(chk, func=probe), case,
+                                  tmp_root=tmp_path, starts=pool)
     finally:
         pool.close()
     assert result.outcome is Outcome.PASS, result.message

@@ -43,6 +43,9 @@ class CaseSettings:
     confinement: Confinement = field(default_factory=_default_confinement)
     #: Factories' cases forked from one warm host per subject (``TOOLUSE_FORKSERVER=0``: no).
     fork_server: bool = True
+    #: Command subjects started ahead of the cases that take them (``TOOLUSE_START_POOL=0``:
+    #: no; :mod:`conformance.subjects.pool`).
+    start_pool: bool = True
 
     @property
     def case_deadline(self) -> float:

@@ -35,7 +35,6 @@ against a simulation of their own.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 import threading
 import time
@@ -55,17 +54,14 @@ Opener = Callable[[Any, Path], Any]
 
 #: ``TOOLUSE_START_POOL=0``: every case and check starts its own subject when it needs one, as
 #: before the pool (the benchmark's "before"; a way out should the pool ever be in the way).
+#: Read at the entry point into the run's value (``conformance.options.Run.start_pool``).
 ENV_SWITCH = "TOOLUSE_START_POOL"
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV_SWITCH, "1") != "0"
-
-
-def pooled(subject: Any) -> bool:
-    """Whether the run starts ``subject`` ahead of need: a command subject (unless
-    ``TOOLUSE_START_POOL=0``)."""
-    return (enabled() and getattr(subject, "kind", None) == "command"
+def pooled(subject: Any, enabled: bool = True) -> bool:
+    """Whether the run starts ``subject`` ahead of need: a command subject (unless the run
+    says not to, ``enabled`` False: ``TOOLUSE_START_POOL=0``)."""
+    return (enabled and getattr(subject, "kind", None) == "command"
             and callable(getattr(subject, "open", None)))
 
 
