@@ -101,9 +101,13 @@ def test_progress_goes_to_stderr_and_quiet_silences_it(
     assert "PASS: 2 passed" in out and "[1/2]" not in out
     assert main([*argv, "-q"]) == 0
     assert capsys.readouterr().err == ""
-    from conformance.reports.rerun import run_options
+    from conformance.options import Run
+    from conformance.reports.rerun import rerun_line
 
-    assert run_options(["run", "--progress", "lines", "-q", "--timeout", "5"]) == ["--timeout", "5"]
+    run = Run.from_argv(["run", "--bash", "reference-bash", "--progress", "lines", "-q",
+                         "--timeout", "5"])
+    assert rerun_line(run, "reference-bash", "x.y") == (
+        "tooluse run --bash reference-bash --timeout 5 --check x.y")
 
 
 class _Terminal(io.StringIO):
