@@ -730,13 +730,14 @@ def _agent_subject(choice: SubjectChoice, name: str, matching: str | None) -> An
     return loop_subject(value, name=name, matching=matching)
 
 
-def shard_plan_of(run: Run, subjects: list[Any]) -> ShardPlan | None:
-    """``--shard K/N`` over the run's cases (``--check`` applied), balanced by ``--history``'s
-    durations (default: ``--out``'s results.json when there is one); None without ``--shard``."""
+def shard_plan_of(run: Run, subjects: list[Any],
+                  checks_of: Callable[[Any], Sequence[Any]]) -> ShardPlan | None:
+    """``--shard K/N`` over the run's cases (each subject's ``checks_of(subject)``: the runner's
+    selection, ``--check`` applied), balanced by ``--history``'s durations (default: ``--out``'s
+    results.json when there is one); None without ``--shard``."""
     import json
     import sys
 
-    from conformance.runner import select_checks
     from conformance.shards import durations_of, parse_shard, run_shard
 
     if run.shard is None:
@@ -764,6 +765,5 @@ def shard_plan_of(run: Run, subjects: list[Any]) -> ShardPlan | None:
             if run.history is not None:
                 raise UsageError(f"--history {path}: not a readable results.json ({e})") from None
             path = None
-    checks = list(run.checks) or None
-    cases = [((s.name, c.id), c) for s in subjects for c in select_checks(s, checks)]
+    cases = [((s.name, c.id), c) for s in subjects for c in checks_of(s)]
     return run_shard(shard, cases, history, None if path is None else str(path))

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no check applies to these subjects ({kinds})"
                          + (f" with --check {' '.join(checks)}" if checks else "")
                          + "; see `tooluse checks --tool-type T`")
-    shard = shard_plan_of(settings, subjects)
+    shard = shard_plan_of(settings, subjects, lambda s: runner.select_checks(s, checks or None))
     if shard is not None and not shard.cases:
         print(f"tooluse run: shard {shard.shard} has no case (fewer cases than shards); "
               "its results.json records that", file=sys.stderr)

@@ -35,6 +35,7 @@ against a simulation of their own.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import threading
 import time
