@@ -154,17 +154,19 @@ def _g(x: float) -> str:
 
 #: ``--shard K/N`` and ``--history PATH`` (``tooluse run`` here, ``tooluse matrix`` by
 #: :func:`add_shard_options`; docs/ci.md "Shards").
-SHARD_HELP = ("run only the K-th of N shards (1/4 .. 4/4): the cases split the same way on every "
-              "machine, balanced by the durations in --history; join the shards with the merge "
-              "subcommand (docs/ci.md)")
+SHARD_HELP = ("run only the K-th of N shards (1/4 .. 4/4): the {units} split the same way on "
+              "every machine, balanced by the durations in --history; join the shards with "
+              "'{merge} DIR... --out DIR' (docs/ci.md)")
 HISTORY_HELP = ("{history} of an earlier run whose durations balance --shard (default: the one "
                 "in --out, if any; without one, estimated costs); give every shard the same one")
 
 
-def add_shard_options(p: argparse.ArgumentParser, history: str) -> None:
+def add_shard_options(p: argparse.ArgumentParser, history: str, units: str = "cases",
+                      merge: str = "tooluse run merge") -> None:
     """``--shard K/N`` and ``--history PATH`` for ``tooluse matrix`` (``tooluse run``'s are rows
     of :data:`OPTIONS`): run the K-th of N parts, split by the durations ``history`` recorded."""
-    p.add_argument("--shard", default=None, metavar="K/N", help=SHARD_HELP)
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help=SHARD_HELP.format(units=units, merge=merge))
     p.add_argument("--history", type=Path, default=None, metavar="PATH",
                    help=HISTORY_HELP.format(history=history))
 
@@ -226,7 +228,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--strict",), "checks", dict(action="store_true",
            help="SHOULD checks count like MUST ones"), _RUN_AND_PYTEST,
            _flag("--strict", "strict")),
-    Option(("--shard",), "checks", dict(default=None, metavar="K/N", help=SHARD_HELP),
+    Option(("--shard",), "checks", dict(default=None, metavar="K/N", help=SHARD_HELP.format(
+        units="cases", merge="tooluse run merge")),
            frozenset({RUN}), _value("--shard", "shard")),
     Option(("--history",), "checks", dict(type=Path, default=None, metavar="PATH",
            help=HISTORY_HELP.format(history="a results.json")), frozenset({RUN}),

@@ -59,7 +59,8 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "write what was fixed upstream, is still there, or is new (UPGRADE.md)")
     from conformance.options import add_shard_options
 
-    add_shard_options(p, "a matrix.json")
+    add_shard_options(p, "a matrix.json (with its runs/)", "cells (column x check)",
+                      "tooluse matrix merge")
     return p
 
 

@@ -1,5 +1,7 @@
-"""``tooluse matrix merge DIR... --out DIR``: the shards of ``tooluse matrix --shard K/N`` joined
-into the matrix.json, matrix.md, matrix.html and runs/ of one run; then the critical path.
+"""``tooluse matrix merge DIR... --out DIR``: join the shards of ``tooluse matrix --shard K/N``.
+
+They become the matrix.json, matrix.md, matrix.html and runs/ of one run; then the critical path
+(the slowest shard, what a split by the times just recorded would save) is printed.
 
 Exit 0 when the matrix is written and every column ran to the end, 1 when a column's run failed,
 2 when the shards cannot be joined (the message names which and why).
@@ -14,7 +16,8 @@ from typing import Any
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        name, help=argparse.SUPPRESS, description=__doc__.splitlines()[0],
+        name, prog="tooluse matrix merge", help=argparse.SUPPRESS,
+        description=__doc__.splitlines()[0],
         epilog="Refused (exit 2), naming the shards: another config, suite version, selection "
                "or split, a shard missing or given twice, a cell two shards ran or none did, a "
                "column whose environment differs between shards. See docs/ci.md.")

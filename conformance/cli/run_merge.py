@@ -1,5 +1,6 @@
-"""``tooluse run merge DIR... --out DIR``: the results of ``tooluse run --shard K/N`` runs joined
-into one run's ``results.json``, JUnit, Markdown and HTML.
+"""``tooluse run merge DIR... --out DIR``: join the shards of one ``tooluse run --shard K/N``.
+
+The shards' results become one run's ``results.json``, JUnit, Markdown and HTML.
 
 Exit codes as ``tooluse run``'s: 0 every MUST check passes (or the baseline holds), 1 otherwise,
 2 when the shards cannot be joined (the message names which and why).
@@ -14,7 +15,8 @@ from typing import Any
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        name, help=argparse.SUPPRESS, description=__doc__.splitlines()[0],
+        name, prog="tooluse run merge", help=argparse.SUPPRESS,
+        description=__doc__.splitlines()[0],
         epilog="Refused (exit 2), naming the directories: a shard missing or given twice, shards "
                "of different runs (subjects, checks, history) or suite versions, a case two "
                "shards ran or none did. See docs/ci.md.")
