@@ -73,6 +73,11 @@ CASES = [
     (["findings", "/nope"], ["/nope", "no matrix.json"]),
     (["init", "bash", "--out", "/nope/dir/tool.py"], ["/nope/dir", "not a directory"]),
     (["fidelity", "corrupt.json"], ["corrupt.json", "directory of capture files"]),
+    # `tooluse run merge` / `tooluse matrix merge` (the second word picks these commands)
+    (["run-merge", "missing", "--out", "o"], ["missing", "file not found"]),
+    (["run-merge", "corrupt.json", "--out", "o"], ["corrupt.json", "broken JSON"]),
+    (["matrix-merge", "/nope", "--out", "o"], ["/nope", "no shard.json"]),
+    (["matrix", "merge", "/nope", "--out", "o"], ["tooluse matrix merge", "no shard.json"]),
 ]
 
 

@@ -32,7 +32,7 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                "speaking one JSON tool input per line in, one JSON result per line out. "
                "See docs/subjects.md. Exit codes: 0 pass, 1 fail, 2 usage error, 130 "
                "interrupted by SIGINT, 143 by SIGTERM (results.json then says "
-               "\"complete\": false). `tooluse run merge DIR... --out DIR` joins the "
+               "\"complete\": false). 'tooluse run merge DIR... --out DIR' joins the "
                "results of --shard K/N runs into one run's (docs/ci.md).")
     add_run_arguments(p)
     return p
