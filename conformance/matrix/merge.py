@@ -162,22 +162,16 @@ def _entry(record: dict[str, Any]) -> SubjectEntry:
 
 def _argv(argv: Sequence[str], entry: SubjectEntry, checks: Sequence[str],
           patterns: Sequence[str], out: Path) -> list[str]:
-    """A piece's ``tooluse run`` argv as the whole column's run would have it."""
-    words: list[str] = []
-    skip = False
-    for w in argv:
-        if w in ("--check", "--out"):
-            skip = True
-            continue
-        if skip and not w.startswith("-"):
-            continue
-        skip = False
-        words.append(w)
-    if entry.skip_checks:
-        words += ["--check", *checks]
-    elif patterns:
-        words += ["--check", *patterns]
-    return [*words, "--out", str(out)]
+    """A piece's ``tooluse run`` argv as the whole column's run would have it: the piece's
+    run (:class:`~conformance.options.Run`, read by ``tooluse run``'s parser) with the column's
+    checks and ``out``."""
+    from dataclasses import replace
+
+    from conformance.options import Run
+
+    run = Run.from_argv(list(argv))
+    chosen = tuple(checks) if entry.skip_checks else tuple(patterns)
+    return ["run", *replace(run, checks=chosen, out=out).words()]
 
 
 def merge_column(name: str, pieces: Sequence[tuple[MatrixShard, dict[str, Any]]],

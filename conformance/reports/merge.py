@@ -26,9 +26,6 @@ from .bundle import RESULTS
 from .coverage import coverage_for
 from .results_file import ResultsFileError, load_results, summarise
 
-#: Options of a shard's argv that a single run would not have had.
-SHARD_OPTIONS = ("--shard", "--history")
-
 
 class MergeRefused(UsageError):
     """The shards cannot be joined into one run: which, and why."""
@@ -129,20 +126,17 @@ def check_shards(shards: Sequence[ShardResults]) -> list[tuple[str, str]]:
 
 
 def unsharded_argv(argv: Sequence[str]) -> list[str]:
-    """A shard's argv without ``--shard K/N`` / ``--history PATH`` (also ``--shard=K/N``)."""
-    out: list[str] = []
-    skip = False
-    for word in argv:
-        if skip:
-            skip = False
-            continue
-        if word in SHARD_OPTIONS:
-            skip = True
-            continue
-        if word.startswith(tuple(f"{o}=" for o in SHARD_OPTIONS)):
-            continue
-        out.append(word)
-    return out
+    """A shard's argv without ``--shard K/N`` / ``--history PATH``: its run's value
+    (:class:`~conformance.options.Run`, read by ``tooluse run``'s parser) unsharded, as words."""
+    from dataclasses import replace
+
+    from conformance.options import Run
+
+    words = list(argv)
+    if words[:1] != ["run"]:
+        return words
+    run = Run.from_argv(words)
+    return ["run", *replace(run, shard=None, history=None).words()]
 
 
 def merge_documents(shards: Sequence[ShardResults]) -> dict[str, Any]:
