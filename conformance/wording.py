@@ -19,7 +19,8 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 def quoted(text: str) -> str:
     """``text`` in double quotes, escaped only where it would not read as itself: a quote, a
     backslash and the characters that do not print (``\\n``, ``\\t``, ``\\x1b``, ``\\u200b``).
-    Undecodable bytes kept by ``surrogateescape`` show as ``\\xNN``."""
+    Undecodable bytes kept by ``surrogateescape`` show as ``\\xNN`` (and only they do above
+    ``\\x7f``, so the text reads back to the same bytes)."""
     out = []
     for c in text:
         if c in _ESCAPES:
@@ -28,7 +29,7 @@ def quoted(text: str) -> str:
             out.append(f"\\x{ord(c) - 0xDC00:02x}")
         elif c.isprintable():
             out.append(c)
-        elif ord(c) < 0x100:
+        elif ord(c) < 0x80:  # above 0x7f, \xNN is a byte that was not UTF-8
             out.append(f"\\x{ord(c):02x}")
         else:
             out.append(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}")

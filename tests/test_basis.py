@@ -16,6 +16,7 @@ from test_reports_sample import SUBJECTS, _r, sample_doc
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.basis import BASES, Basis, basis_lines, language
 from conformance.catalog import CATALOG
+from conformance.options import Run
 from conformance.reports import render_junit, render_markdown
 from conformance.reports.html import render_html
 from conformance.reports.summary import print_summary
@@ -128,7 +129,8 @@ def test_terminal_summary_and_checks_listing_show_the_sentence(capsys: pytest.Ca
     r = _r("bash.restart.confirms", "reference-bash", Outcome.FAIL, message="no confirmation")
     summary = SimpleNamespace(
         results=[r], blocking=lambda: [r], ok=False, strict=False, duration=1.0,
-        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:1]), subjects=SUBJECTS[:1]),
+        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:1]), subjects=SUBJECTS[:1],
+                             settings=Run()),
         counts=lambda: {"pass": 0, "fail": 1, "skip": 0, "error": 0})
     out = io.StringIO()
     print_summary(summary, out)

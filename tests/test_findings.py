@@ -15,6 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.cli import main
 from conformance.findings.model import Finding
@@ -360,3 +362,22 @@ def test_loop_adapter_sources_are_standalone(module: str) -> None:
              if isinstance(n, ast.ImportFrom) and n.module}
     assert "conformance" not in mods and "simulator" not in mods
     assert "def conversation" in src
+
+
+@given(st.lists(st.tuples(st.sampled_from(["success", "error"]),
+                          st.one_of(st.none(), st.binary(max_size=40),
+                                    st.text(max_size=40).map(lambda t: t.encode()))),
+                min_size=1, max_size=4))
+def test_the_documented_files_of_a_model_check_read_back_exactly(
+        alternatives: list[tuple[str, bytes | None]]) -> None:
+    """A reproducer's oracle reads the documented contents from the words the model check prints
+    (conformance.wording), so what a report shows and what a reproducer asserts are one thing; a
+    content cut short gives no oracle rather than a guessed one."""
+    from conformance.findings.oracles import documented_files
+    from conformance.wording import one_of, shown_bytes
+
+    unique = list(dict.fromkeys(alternatives))
+    words = one_of([f"{status}, file {shown_bytes(data)}" for status, data in unique])
+    assert documented_files(words) == [data for _, data in unique]
+    assert documented_files(words.replace('"', '"x', 1) + "… (3 more characters)") is None
+

@@ -12,6 +12,7 @@ import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 from test_reports_sample import FIXED_END, SUBJECTS, sample_doc, sample_results
 
+from conformance.options import Run
 from conformance.reports import (
     Progress,
     RunReports,
@@ -329,7 +330,8 @@ def test_planted_setup_comes_before_the_inputs_in_every_format(
     out = io.StringIO()
     print_summary(SimpleNamespace(
         results=[r], blocking=lambda: [r], ok=False, strict=False, duration=1.0,
-        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:1]), subjects=SUBJECTS[:1]),
+        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:1]), subjects=SUBJECTS[:1],
+                             settings=Run()),
         counts=lambda: {"pass": 0, "fail": 1, "skip": 0, "error": 0}), out)
     junit = " ".join(f.text or "" for f in ET.fromstring(render_junit(doc)).iter("failure"))
     texts = {"terminal": out.getvalue(), "markdown": render_markdown(doc),

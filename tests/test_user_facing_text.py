@@ -22,6 +22,7 @@ from test_reports_sample import SUBJECTS, _r, sample_doc
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG
 from conformance.cli import build_parser, main
+from conformance.options import Run
 from conformance.reports import render_junit, render_markdown
 from conformance.reports.html import render_html
 from conformance.reports.summary import print_summary
@@ -91,7 +92,8 @@ def test_no_report_of_a_run_says_seed(tmp_path: Path, monkeypatch: pytest.Monkey
                            *(e.get("message", "") for e in junit.iter())])
     summary = SimpleNamespace(
         results=results, blocking=lambda: results, ok=False, strict=False, duration=1.0,
-        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:2]), subjects=SUBJECTS[:2]),
+        plan=SimpleNamespace(info=RunInfo(subjects=SUBJECTS[:2]), subjects=SUBJECTS[:2],
+                             settings=Run()),
         counts=lambda: {"pass": 0, "fail": len(results), "skip": 0, "error": 0})
     terminal = io.StringIO()
     print_summary(summary, terminal)

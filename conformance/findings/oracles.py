@@ -16,6 +16,8 @@ exit 1 whatever the implementation does).
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 
 __all__ = ["ORACLES", "Oracle", "oracle_for"]
@@ -75,12 +77,9 @@ def judge(results):
 '''
 
 _BYTES_ONE_OF = '''\
-import ast
-
-
 def judge(results):
     path = here(next(s["path"] for s in reversed(STEPS) if "path" in s))
-    allowed = [b for _, b in ast.literal_eval(DOCUMENTED.removeprefix("one of "))]
+    allowed = ALLOWED
     got = read(path)
     return got not in allowed, f"the file holds {got!r}; documented: one of {allowed!r}"
 '''
@@ -239,6 +238,52 @@ def oracle_for(check_id: str, documented: str, message: str) -> Oracle | None:
     if check_id == "editor.model.agrees_with_reference_model":
         if documented.startswith("the lines "):
             return Oracle(_LINES_SHOWN, "view shows every line of the file")
-        if documented.startswith("one of "):
-            return Oracle(_BYTES_ONE_OF, "the file holds what the documented insert makes")
+        allowed = documented_files(documented)
+        if allowed:
+            return Oracle(f"#: the file's documented contents (any of them)\nALLOWED = {allowed!r}"
+                          "\n\n\n" + _BYTES_ONE_OF, "the file holds what the documented insert makes")
     return None
+
+
+#: One documented alternative as the model check words it (conformance.wording): ``success, file
+#: "a\\n"``, ``error, file empty``, ``success, file absent``.
+_ALTERNATIVE = re.compile(r'(\w+), file (empty|absent|"(?:[^"\\]|\\.)*")(?:; |$)')
+_ESCAPE = re.compile(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)")
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
+
+
+def documented_files(documented: str) -> list[bytes | None] | None:
+    """The file contents a model check's "documented" text allows, exactly: from the words of
+    ``conformance.wording`` (``one of: success, file "…"; …`` or one alternative), or the older
+    Python repr (``one of [('success', b'…'), …]``). ``None`` when the text is not one of those or
+    a content was cut short ("… (N more characters)"): then no oracle, never a guessed one."""
+    if documented.startswith("one of ["):
+        try:
+            return [b for _, b in ast.literal_eval(documented.removeprefix("one of "))]
+        except (ValueError, SyntaxError, TypeError):
+            return None
+    text = documented.removeprefix("one of: ")
+    found: list[bytes | None] = []
+    at = 0
+    for m in _ALTERNATIVE.finditer(text):
+        if m.start() != at:
+            return None
+        at = m.end()
+        content = m.group(2)
+        found.append(None if content == "absent" else b"" if content == "empty"
+                     else _unquoted(content[1:-1]))
+    return found if found and at == len(text) else None
+
+
+def _unquoted(text: str) -> bytes:
+    """The bytes ``conformance.wording.quoted`` showed (``\\xNN`` above 0x7f: a byte that was
+    not UTF-8)."""
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] == "x" and len(e) == 3:
+            n = int(e[1:], 16)
+            return chr(0xDC00 + n) if n >= 0x80 else chr(n)
+        if e[0] in "uU" and len(e) > 1:
+            return chr(int(e[1:], 16))
+        return _SIMPLE.get(e, e)
+    return _ESCAPE.sub(one, text).encode("utf-8", "surrogateescape")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""anthropic 2.17.0: stdout and stderr are not returned in the order they were written (came back as first-5b07e209, …
+"""anthropic 2.17.0: stdout and stderr are not returned in the order they were written (came back as first-3c9acd56, …
 
 anthropic-agent-toolset-bash (anthropic 2.17.0), check bash.output.interleaved_in_order (SHOULD).
 The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool): The session interleaves stderr with stdout so that error messages appear where they occurred.
@@ -35,11 +35,11 @@ DOCS = 'The session interleaves stderr with stdout so that error messages appear
 RULE = 'stdout and stderr are interleaved in the order the command wrote them.'
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'stdout and stderr lines in the order they were written'
-DOCUMENTED = 'first-5b07e209\nsecond-5b07e209\nthird-5b07e209\nfourth-5b07e209\n'
-RECEIVED = '{\n  "content": "first-5b07e209\\nthird-5b07e209\\n\\nsecond-5b07e209\\nfourth-5b07e209",\n  "is_error": false\n}'
+DOCUMENTED = 'first-3c9acd56\nsecond-3c9acd56\nthird-3c9acd56\nfourth-3c9acd56\n'
+RECEIVED = '{\n  "content": "first-3c9acd56\\nthird-3c9acd56\\n\\nsecond-3c9acd56\\nfourth-3c9acd56",\n  "is_error": false\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
-STEPS = json.loads('[{"command": "echo first-5b07e209; echo second-5b07e209 >&2; echo third-5b07e209; echo fourth-5b07e209 >&2"}]')
+STEPS = json.loads('[{"command": "echo first-3c9acd56; echo second-3c9acd56 >&2; echo third-3c9acd56; echo fourth-3c9acd56 >&2"}]')
 #: what the check planted before them (files, directories, links)
 SETUP = json.loads('[]')
 
@@ -180,8 +180,8 @@ def main():
     os.environ['TOOLUSE_WORKDIR'] = W
     print(f'bash.output.interleaved_in_order: {len(STEPS)} input(s) in {W}')
     results = []
-    # input 1: {"command": "echo first-5b07e209; echo second-5b07e209 >&2; echo third-5b07e209; echo fourth-5b07e209 >&2"}
-    results.append(step(1, lambda: run(tool.call({'command': 'echo first-5b07e209; echo second-5b07e209 >&2; echo third-5b07e209; echo fourth-5b07e209 >&2', 'timeout_ms': 3000})), 60.0))
+    # input 1: {"command": "echo first-3c9acd56; echo second-3c9acd56 >&2; echo third-3c9acd56; echo fourth-3c9acd56 >&2"}
+    results.append(step(1, lambda: run(tool.call({'command': 'echo first-3c9acd56; echo second-3c9acd56 >&2; echo third-3c9acd56; echo fourth-3c9acd56 >&2', 'timeout_ms': 3000})), 60.0))
     plant(2)
     defect, happened = judge(results)
     close_tool()

@@ -39,7 +39,7 @@ DOCUMENTED = 'recovered-…\n'
 RECEIVED = '{\n  "content": "[This command did not run, because the shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell\'s variables, activated environments and background jobs.]",\n  "is_error": true\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
-STEPS = json.loads('[{"command": "sleep 120"}, {"command": "echo recovered-843a5418"}]')
+STEPS = json.loads('[{"command": "sleep 120"}, {"command": "echo recovered-224a3564"}]')
 #: what the check planted before them (files, directories, links)
 SETUP = json.loads('[]')
 
@@ -185,8 +185,8 @@ def main():
     results = []
     # input 1: {"command": "sleep 120"}
     results.append(step(1, lambda: run(tool.call({'command': 'sleep 120', 'timeout_ms': 3000})), 13.0))
-    # input 2: {"command": "echo recovered-843a5418"}
-    results.append(step(2, lambda: run(tool.call({'command': 'echo recovered-843a5418', 'timeout_ms': 3000})), 13.0))
+    # input 2: {"command": "echo recovered-224a3564"}
+    results.append(step(2, lambda: run(tool.call({'command': 'echo recovered-224a3564', 'timeout_ms': 3000})), 13.0))
     plant(3)
     defect, happened = judge(results)
     close_tool()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""anthropic 2.17.0: insert left the wrong file content: line 4 is 'a\n' where the documented result has '\n' (4 lines vs 6)
+"""anthropic 2.17.0: insert left the wrong file content: line 4 is "a\n" where the documented result has "\n" (4 lines vs 6)
 
 anthropic-memory-tool-async (anthropic 2.17.0), check editor.model.agrees_with_reference_model (MUST).
 The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool): The text editor tool supports several commands for viewing and modifying files:
@@ -37,8 +37,8 @@ DOCS = 'The text editor tool supports several commands for viewing and modifying
 RULE = 'generated sequences of view, create, str_replace, insert (and undo_edit) give the results and file bytes of the documented semantics, step by step.'
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool'
 EXPECTED = 'the file holds what the documented insert makes'
-DOCUMENTED = "one of [('success', b'\\n\\n\\n\\n\\na'), ('success', b'\\n\\n\\n\\n\\r\\na'), ('success', b'\\n\\n\\n\\na')]"
-RECEIVED = "success 'The file /memories/minimize-123/a.txt has been edited.'; file now b'\\n\\n\\na\\n'"
+DOCUMENTED = 'one of: success, file "\\n\\n\\n\\n\\na"; success, file "\\n\\n\\n\\n\\r\\na"; success, file "\\n\\n\\n\\na"'
+RECEIVED = 'success "The file /memories/minimize-123/a.txt has been edited."; file now "\\n\\n\\na\\n"'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
 STEPS = json.loads('[{"command": "insert", "path": "$TOOLUSE_WORKDIR/a.txt", "insert_line": 2, "insert_text": "\\n\\n"}]')
@@ -162,12 +162,13 @@ def refused(exc):
     return None
 
 
-import ast
+#: the file's documented contents (any of them)
+ALLOWED = [b'\n\n\n\n\na', b'\n\n\n\n\r\na', b'\n\n\n\na']
 
 
 def judge(results):
     path = here(next(s["path"] for s in reversed(STEPS) if "path" in s))
-    allowed = [b for _, b in ast.literal_eval(DOCUMENTED.removeprefix("one of "))]
+    allowed = ALLOWED
     got = read(path)
     return got not in allowed, f"the file holds {got!r}; documented: one of {allowed!r}"
 

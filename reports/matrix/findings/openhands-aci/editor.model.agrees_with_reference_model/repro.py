@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""openhands-aci 0.3.3: view did not show the file's line 'éb' (in order)
+"""openhands-aci 0.3.3: view did not show the file's line "éb" (in order)
 
 openhands-aci (openhands-aci 0.3.3), check editor.model.agrees_with_reference_model (MUST).
 The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool): The text editor tool supports several commands for viewing and modifying files:
@@ -29,7 +29,7 @@ DOCS = 'The text editor tool supports several commands for viewing and modifying
 RULE = 'generated sequences of view, create, str_replace, insert (and undo_edit) give the results and file bytes of the documented semantics, step by step.'
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/text-editor-tool'
 EXPECTED = 'view shows every line of the file'
-DOCUMENTED = "the lines ['', 'éb', 'x', 'ééaéaé', 'x', 'ax', 'aé', 'ax', '', '']"
+DOCUMENTED = 'the lines "", "éb", "x", "ééaéaé", "x", "ax", "aé", "ax", "", ""'
 RECEIVED = '"Here\'s the result of running `cat -n` on $TOOLUSE_WORKDIR/aé.txt:\\n     1\\t\\n     2\\t챕b\\n     3\\tx\\n     4\\t챕챕a챕a챕\\n     5\\tx\\n     6\\tax\\n     7\\ta챕\\n     8\\tax\\n     9\\t\\n    10\\t\\n    11\\t\\n"'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order

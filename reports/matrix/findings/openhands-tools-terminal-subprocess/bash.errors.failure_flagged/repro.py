@@ -29,7 +29,7 @@ RULE = 'A command that fails (non-zero exit status) is answered with is_error: t
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'is_error: true for a command that fails'
 DOCUMENTED = '{\n  "is_error": true\n}'
-RECEIVED = '{\n  "content": "\\u001b[?2004l\\u001b[?2004h\\n[The command completed with exit code 1.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-94406425e728ca28/bin/python]\\n[Command finished with exit code 1]",\n  "is_error": false\n}'
+RECEIVED = '{\n  "content": "\\u001b[?2004l\\u001b[?2004h\\n[The command completed with exit code 1.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-c39d1760172cded1/bin/python]\\n[Command finished with exit code 1]",\n  "is_error": false\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
 STEPS = json.loads('[{"command": "false"}]')

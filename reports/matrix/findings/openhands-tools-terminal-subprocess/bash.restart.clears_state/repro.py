@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""openhands-tools 1.58.2: restart did not clear the session: background process still running (795)
+"""openhands-tools 1.58.2: restart did not clear the session: background process still running (3940)
 
 openhands-tools-terminal-subprocess (openhands-tools 1.58.2), check bash.restart.clears_state (MUST).
 The docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool): The restarted session starts clean. The working directory, environment variables and running processes are all gone.
@@ -29,7 +29,7 @@ RULE = 'After `restart` the working directory, environment and running processes
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'running processes are gone after a restart'
 DOCUMENTED = 'a clean session: working directory, environment variables and running processes are gone'
-RECEIVED = '{\n  "content": "$TOOLUSE_WORKDIR\\nvar=[]\\n[The command completed with exit code 0.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-94406425e728ca28/bin/python]\\n[Command finished with exit code 0]",\n  "is_error": false\n}'
+RECEIVED = '{\n  "content": "$TOOLUSE_WORKDIR\\nvar=[]\\n[The command completed with exit code 0.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-c39d1760172cded1/bin/python]\\n[Command finished with exit code 0]",\n  "is_error": false\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
 STEPS = json.loads('[{"command": "cd $TOOLUSE_WORKDIR/before-restart"}, {"command": "export TOOLUSE_RESTART_VAR=still-here"}, {"command": "sleep 3600 >/dev/null 2>&1 & echo \\"bg-pid=$!\\""}, {"restart": true}, {"command": "pwd; echo \\"var=[$TOOLUSE_RESTART_VAR]\\""}]')

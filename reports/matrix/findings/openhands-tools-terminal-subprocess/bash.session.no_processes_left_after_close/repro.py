@@ -29,7 +29,7 @@ RULE = 'When the session is closed, no process it started is left running.'
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'no process of the session left running after close'
 DOCUMENTED = '[]'
-RECEIVED = '[\n  {\n    "pid": 2873,\n    "cmdline": "sleep 3600"\n  }\n]'
+RECEIVED = '[\n  {\n    "pid": 6878,\n    "cmdline": "sleep 3600"\n  }\n]'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
 STEPS = json.loads('[{"command": "sleep 3600 >/dev/null 2>&1 & echo \\"bg-pid=$!\\""}]')

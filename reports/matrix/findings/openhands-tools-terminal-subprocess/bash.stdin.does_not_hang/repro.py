@@ -29,10 +29,10 @@ RULE = "A command that reads stdin does not hang the session: it sees end of fil
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'the next command runs'
 DOCUMENTED = 'recovered-…\n'
-RECEIVED = '{\n  "content": "[An error occurred during execution.]\\n[Below is the output of the previous command.]\\n\\n[Your command \\"echo recovered-2acb2374\\" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, you can interact with the current process: You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, send keys (\\"C-c\\", \\"C-z\\", \\"C-d\\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]",\n  "is_error": true\n}'
+RECEIVED = '{\n  "content": "[An error occurred during execution.]\\n[Below is the output of the previous command.]\\n\\n[Your command \\"echo recovered-c38a92bd\\" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, you can interact with the current process: You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, send keys (\\"C-c\\", \\"C-z\\", \\"C-d\\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]",\n  "is_error": true\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
-STEPS = json.loads('[{"command": "read -r line; status=$?; printf \\"%s\\" \\"$line\\" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo \\"read-status=$status\\""}, {"command": "echo recovered-2acb2374"}]')
+STEPS = json.loads('[{"command": "read -r line; status=$?; printf \\"%s\\" \\"$line\\" > $TOOLUSE_WORKDIR/stdin-probe-058fca40; echo \\"read-status=$status\\""}, {"command": "echo recovered-c38a92bd"}]')
 #: what the check planted before them (files, directories, links)
 SETUP = json.loads('[]')
 
@@ -177,10 +177,10 @@ def main():
     os.environ['TOOLUSE_WORKDIR'] = W
     print(f'bash.stdin.does_not_hang: {len(STEPS)} input(s) in {W}')
     results = []
-    # input 1: {"command": "read -r line; status=$?; printf \"%s\" \"$line\" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo \"read-status=$status\""}
-    results.append(step(1, lambda: executor(TerminalAction.model_validate({'command': here('read -r line; status=$?; printf "%s" "$line" > $TOOLUSE_WORKDIR/stdin-probe-9bac2785; echo "read-status=$status"'), 'timeout': 3.0})), 13.0))
-    # input 2: {"command": "echo recovered-2acb2374"}
-    results.append(step(2, lambda: executor(TerminalAction.model_validate({'command': 'echo recovered-2acb2374', 'timeout': 3.0})), 13.0))
+    # input 1: {"command": "read -r line; status=$?; printf \"%s\" \"$line\" > $TOOLUSE_WORKDIR/stdin-probe-058fca40; echo \"read-status=$status\""}
+    results.append(step(1, lambda: executor(TerminalAction.model_validate({'command': here('read -r line; status=$?; printf "%s" "$line" > $TOOLUSE_WORKDIR/stdin-probe-058fca40; echo "read-status=$status"'), 'timeout': 3.0})), 13.0))
+    # input 2: {"command": "echo recovered-c38a92bd"}
+    results.append(step(2, lambda: executor(TerminalAction.model_validate({'command': 'echo recovered-c38a92bd', 'timeout': 3.0})), 13.0))
     plant(3)
     defect, happened = judge(results)
     close_tool()

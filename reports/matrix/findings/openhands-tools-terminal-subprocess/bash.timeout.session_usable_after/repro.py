@@ -29,10 +29,10 @@ RULE = 'After a command timed out, the session answers the next command correctl
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'the next command runs'
 DOCUMENTED = 'recovered-…\n'
-RECEIVED = '{\n  "content": "[An error occurred during execution.]\\n[Below is the output of the previous command.]\\n\\n[Your command \\"echo recovered-6319c222\\" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, you can interact with the current process: You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, send keys (\\"C-c\\", \\"C-z\\", \\"C-d\\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]",\n  "is_error": true\n}'
+RECEIVED = '{\n  "content": "[An error occurred during execution.]\\n[Below is the output of the previous command.]\\n\\n[Your command \\"echo recovered-becbaccf\\" is NOT executed. The previous command is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to `true`, you can interact with the current process: You may wait longer to see additional output by sending empty command \'\', send other commands to interact with the current process, send keys (\\"C-c\\", \\"C-z\\", \\"C-d\\") to interrupt/kill the previous command before sending your new command, or use the timeout parameter in terminal for future commands.]",\n  "is_error": true\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
-STEPS = json.loads('[{"command": "sleep 120"}, {"command": "echo recovered-6319c222"}]')
+STEPS = json.loads('[{"command": "sleep 120"}, {"command": "echo recovered-becbaccf"}]')
 #: what the check planted before them (files, directories, links)
 SETUP = json.loads('[]')
 
@@ -179,8 +179,8 @@ def main():
     results = []
     # input 1: {"command": "sleep 120"}
     results.append(step(1, lambda: executor(TerminalAction.model_validate({'command': 'sleep 120', 'timeout': 3.0})), 13.0))
-    # input 2: {"command": "echo recovered-6319c222"}
-    results.append(step(2, lambda: executor(TerminalAction.model_validate({'command': 'echo recovered-6319c222', 'timeout': 3.0})), 13.0))
+    # input 2: {"command": "echo recovered-becbaccf"}
+    results.append(step(2, lambda: executor(TerminalAction.model_validate({'command': 'echo recovered-becbaccf', 'timeout': 3.0})), 13.0))
     plant(3)
     defect, happened = judge(results)
     close_tool()

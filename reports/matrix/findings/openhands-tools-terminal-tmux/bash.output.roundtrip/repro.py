@@ -29,7 +29,7 @@ RULE = "A command's output is returned unchanged: generated text (no control cha
 URL = 'https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool'
 EXPECTED = 'the printed lines, unchanged'
 DOCUMENTED = '\U00031350\n'
-RECEIVED = '{\n  "content": "\\n[The command completed with exit code 0.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-94406425e728ca28/bin/python]\\n[Command finished with exit code 0]",\n  "is_error": false\n}'
+RECEIVED = '{\n  "content": "\\n[The command completed with exit code 0.]\\n[Current working directory: $TOOLUSE_WORKDIR]\\n[Python interpreter: /root/.cache/tooluse/matrix/py3.12-c39d1760172cded1/bin/python]\\n[Command finished with exit code 0]",\n  "is_error": false\n}'
 TIMEOUT = 3.0
 #: the counterexample: the tool inputs the check sent, in order
 STEPS = json.loads('[{"command": "printf \'\\\\360\\\\261\\\\215\\\\220\\\\n\'"}]')
