@@ -1,4 +1,5 @@
-"""``tooluse findings --verify``: run every ``repro.py`` in its column's pinned environment.
+"""``tooluse findings --verify``: run every ``repro.py`` (a ``repro.mjs`` with ``node`` and the
+environment's npm packages) in its column's pinned environment.
 
 The environment is the one ``tooluse matrix`` ran the column in (its ``launcher`` in
 ``matrix.json``: ``~/.cache/tooluse/matrix/<env>/bin/tooluse``, so ``<env>/bin/python``; the
@@ -79,6 +80,17 @@ def _env_with(package: str, version: str) -> Path | None:
     return None
 
 
+def node_modules_of(python: Path) -> Path | None:
+    """The npm packages of the environment ``python`` belongs to (``node/node_modules``; a
+    ``repro.mjs`` finds them through ``TOOLUSE_NODE_MODULES``), None when it has none."""
+    from conformance.matrix.envs import node_dir
+
+    env_dir = python.parents[1]
+    env_dir = env_dir.parent if env_dir.name == "program" else env_dir
+    modules = node_dir(env_dir) / "node_modules"
+    return modules if modules.is_dir() else None
+
+
 def suite_tooluse() -> str:
     """The suite's own ``tooluse`` (a loop reproducer starts ``tooluse serve`` with it)."""
     mine = Path(sys.executable).parent / "tooluse"
@@ -98,13 +110,20 @@ def verify(out: Path, impls: dict[str, dict[str, Any]], *, title: str,
         python = python_of(impl, config)
         folder = out / rec["column"] / rec["check_id"]
         entry: dict[str, Any] = {"version": rec.get("version"), "exit_code": None}
-        if python is None:
-            entry["note"] = "the column's environment is not built on this machine"
+        command: list[str] | None = [str(python), rec["repro"]] if python is not None else None
+        env = dict(os.environ, **{str(k): str(v) for k, v in (impl.get("env") or {}).items()})
+        if python is not None and str(rec["repro"]).endswith(".mjs"):
+            # a Node framework's reproducer: node, with the environment's npm packages
+            modules, node = node_modules_of(python), shutil.which("node")
+            command = [node, rec["repro"]] if modules is not None and node else None
+            env["TOOLUSE_NODE_MODULES"] = str(modules)
+        if command is None:
+            entry["note"] = ("node is not on PATH" if python is not None and not shutil.which(
+                "node") else "the column's environment is not built on this machine")
         else:
-            env = dict(os.environ, **{str(k): str(v) for k, v in (impl.get("env") or {}).items()})
             env.setdefault("TOOLUSE", suite_tooluse())
             try:
-                done = subprocess.run([str(python), rec["repro"]], cwd=folder, env=env,
+                done = subprocess.run(command, cwd=folder, env=env,
                                       stdin=subprocess.DEVNULL, capture_output=True,
                                       timeout=REPRO_LIMIT, check=False)
                 entry["exit_code"] = done.returncode

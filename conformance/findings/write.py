@@ -14,6 +14,7 @@ from typing import Any
 from conformance.adapters._repro import UpstreamCalls
 from conformance.findings.contract import entry_calls
 from conformance.findings.loops import render_loop_repro
+from conformance.findings.loops_node import is_node, render_node_repro
 from conformance.findings.model import Finding
 from conformance.findings.oracles import oracle_for
 from conformance.findings.repro import render_repro
@@ -77,15 +78,21 @@ def _header(f: Finding) -> str:
     return (f"{f.column} ({f.package} {f.version}), check {f.check_id} ({f.level}).\n"
             f"The docs ({f.url}): {f.sentence}\n"
             f"Needs: {needs} (this file installs nothing).\n"
-            "Run: python repro.py  (exit 1 while the defect is there, 0 once fixed, "
+            f"Run: {_run_line(f)}  (exit 1 while the defect is there, 0 once fixed, "
             "2 when it cannot run)")
+
+
+def _run_line(f: Finding) -> str:
+    """How the reproducer is run: ``node repro.mjs`` for a Node framework's loop."""
+    node = f.family == "loop" and is_node(f.implementation)
+    return "node repro.mjs" if node else "python repro.py"
 
 
 def render_issue(f: Finding) -> str:
     """The issue draft a maintainer reads (title, version, the docs, expected vs actual, the
     source line, the reproducer's command, the level and why)."""
     ver = f"{f.package} {f.version}" if f.package else "this suite's own subject"
-    how = (f"```sh\n{install_line(f)}\npython repro.py   # exit 1: still there; 0: fixed\n```"
+    how = (f"```sh\n{install_line(f)}\n{_run_line(f)}   # exit 1: still there; 0: fixed\n```"
            if f.repro else f"No standalone reproducer: {f.repro_reason}.\n\n"
            f"Replay with the suite:\n\n```sh\n{f.rerun}\n```")
     setup = ""
@@ -214,10 +221,12 @@ def write_findings(findings: Sequence[Finding], out: Path, *, root: Path,
         folder = out / f.folder
         folder.mkdir(parents=True)
         if f.implementation.get("tool_type") == "agent_loop":
-            why = render_loop_repro(folder, f.check_id, f.implementation, title=_title(f),
-                                    header=_header(f), sentence=f.sentence,
-                                    statement=f.statement, url=f.url)
-            f.repro, f.repro_reason = (None, why) if why else ("repro.py", "")
+            node = is_node(f.implementation)
+            why = (render_node_repro if node else render_loop_repro)(
+                folder, f.check_id, f.implementation, title=_title(f), header=_header(f),
+                sentence=f.sentence, statement=f.statement, url=f.url)
+            f.repro, f.repro_reason = (None, why) if why else (
+                "repro.mjs" if node else "repro.py", "")
         elif calls is not None and oracle is not None and f.reproducer:
             (folder / "repro.py").write_text(render_repro(
                 title=_title(f), header=_header(f), calls=calls, oracle=oracle,
