@@ -119,7 +119,7 @@ def test_node_repro_cannot_run_without_its_packages(tmp_path: Path) -> None:
     if node is None:
         pytest.skip("node is not on PATH")
     _render(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k != "TOOLUSE_NODE_MODULES"}
+    env = {k: v for k, v in os.environ.items() if k not in ("TOOLUSE_NODE_MODULES", "NODE_PATH")}
     done = subprocess.run([node, "repro.mjs"], cwd=tmp_path, text=True, capture_output=True,
                           timeout=120, check=False, env={**env, "TOOLUSE": _tooluse()})
     assert done.returncode == 2 and "is not installed" in done.stdout, done.stdout + done.stderr
