@@ -349,6 +349,74 @@ def test_loop_repro_judges_by_what_the_server_served(tmp_path: Path, resend: boo
     assert done.returncode == (0 if resend else 1), done.stdout + done.stderr
 
 
+_STDLIB_RECOVERING_LOOP = '''
+def conversation(doc, params):
+    """A minimal loop on the standard library: answers client tools with the recorded results;
+    with RECOVER it sends a 429/529 again and drops an expired container, else it raises."""
+    import urllib.error
+    import urllib.request
+
+    body = {k: v for k, v in params.items() if k not in ("extra_headers", "extra_body")}
+    headers = {"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"],
+               "anthropic-version": "2023-06-01", **(params.get("extra_headers") or {})}
+    while True:
+        request = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+                                         data=json.dumps(body).encode(), headers=headers)
+        try:
+            with urllib.request.urlopen(request) as r:
+                response = json.load(r)
+        except urllib.error.HTTPError as e:
+            error = json.load(e).get("error") or {}
+            if RECOVER and e.code in (429, 529):
+                continue
+            if RECOVER and e.code == 400 and "container" in body \\
+                    and "expired" in str(error.get("message")):
+                body = {k: v for k, v in body.items() if k != "container"}
+                continue
+            raise
+        calls = [b for b in response["content"] if b.get("type") == "tool_use"]
+        if response.get("stop_reason") != "tool_use" or not calls:
+            return response
+        results = [{"type": "tool_result", "tool_use_id": b["id"],
+                    "content": doc["tool_results"].get(b["id"], "ok")} for b in calls]
+        body = dict(body, messages=[*body["messages"],
+                                    {"role": "assistant", "content": response["content"]},
+                                    {"role": "user", "content": results}])
+'''
+
+
+@pytest.mark.parametrize("check_id", ["loop.errors.transient_retried", "loop.container.expired"])
+@pytest.mark.parametrize("recover", [True, False])
+def test_fault_repro_judges_the_answer_to_a_planned_fault(tmp_path: Path, check_id: str,
+                                                          recover: bool) -> None:
+    """A reproducer whose scenario plans faults (a 429 then a 529) or plays an earlier
+    conversation (the container that has expired since): ``tooluse serve --fault KIND@N`` /
+    ``--setup 1 --recorded-time`` play them; a stdlib loop that sends the request again (without
+    the container) exits 0, one that raises to its application exits 1."""
+    import re
+
+    from conformance.findings.loops import render_loop_repro
+
+    impl = {"spec": "cmd:python -m conformance.adapters.litellm_loop", "env": {}}
+    why = render_loop_repro(tmp_path, check_id, impl, title="t", header="h",
+                            sentence="s", statement="r", url="u")
+    assert why == ""
+    source = (tmp_path / "repro.py").read_text()
+    planned = {"loop.errors.transient_retried":
+               "SERVE = ['--fault', 'rate_limit@0:0.01', '--fault', 'overloaded@1:0.01']",
+               "loop.container.expired": "SERVE = ['--setup', '1', '--recorded-time']"}
+    assert planned[check_id] in source
+    loop = re.compile(r"\ndef conversation\(.*?(?=\n\n\n)", re.DOTALL)
+    source = loop.sub(lambda _: f"\nRECOVER = {recover!r}\n" + _STDLIB_RECOVERING_LOOP.rstrip(),
+                      source)
+    (tmp_path / "repro.py").write_text(source)
+    tooluse = Path(sys.executable).parent / "tooluse"
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=120, check=False,
+                          env={**__import__("os").environ, "TOOLUSE": str(tooluse)})
+    assert done.returncode == (0 if recover else 1), done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("module", ["litellm_loop", "langchain_agent", "llm_anthropic"])
 def test_loop_adapter_sources_are_standalone(module: str) -> None:
     import importlib

@@ -213,3 +213,25 @@ def test_tooluse_serve_memory_stays_bounded(tmp_path: Any) -> None:
         proc.wait(timeout=20)
     grown_mib = (sizes[-1] - sizes[0]) / 1024
     assert grown_mib < 12, f"RSS {[s // 1024 for s in sizes]} MiB after each 800 requests"
+
+
+def test_planned_faults_and_setup_from_the_serve_options() -> None:
+    """``--fault KIND@N[:SECONDS]`` plans a fault at exchange N (several used up in order);
+    ``--fault KIND=RATE`` still draws them; a malformed plan is a usage error."""
+    import argparse
+
+    from conformance.cli import UsageError
+    from conformance.cli.serve import engine_options
+
+    def plan(*specs: str) -> Any:
+        return engine_options(argparse.Namespace(fault=list(specs), seed=0))["faults"]
+
+    p = plan("rate_limit@0:0.01", "overloaded@1", "overloaded@1")
+    first = p.pick(0)
+    assert (first.kind, first.retry_after) == ("rate_limit", 0.01) and p.pick(0) is None
+    assert [p.pick(1).kind, p.pick(1).kind] == ["overloaded", "overloaded"]
+    assert p.pick(1) is None
+    assert plan("overloaded=1").pick(5).kind == "overloaded"
+    for bad in ("overloaded@x", "nope@1", "overloaded@-1", "overloaded@1:-2"):
+        with pytest.raises(UsageError):
+            plan(bad)

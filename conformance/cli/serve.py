@@ -14,6 +14,7 @@ import errno
 import signal
 import socket
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from simulator.cassette import Cassette, CassetteError
@@ -42,6 +43,15 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
                         "matcher that refused it, with the difference); every request is one line "
                         "on stderr too, unless --quiet")
     p.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+    p.add_argument("--setup", type=int, default=0, metavar="N",
+                   help="play the cassette's first N exchanges as recorded before serving (an "
+                        "earlier conversation, e.g. the one that created the container an "
+                        "expired-container recording reuses); they are not logged, and a reset "
+                        "plays them again")
+    p.add_argument("--recorded-time", action="store_true",
+                   help="the simulated clock follows the recording (each exchange at its "
+                        "recorded time), so a container expires when it did in the recording; "
+                        "the engine's recorded_time")
     add_server_options(p)
     add_matching_option(p)
     add_envelope_option(p)
@@ -91,10 +101,13 @@ def request_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_fault_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fault", action="append", default=[], metavar="KIND=RATE",
+    p.add_argument("--fault", action="append", default=[], metavar="KIND=RATE|KIND@N",
                    help="inject a fault into this fraction of requests (repeatable), e.g. "
-                        "overloaded=0.1; kinds: rate_limit, api_error, overloaded, "
-                        "request_too_large, drop, slow, stall, stream_error")
+                        "overloaded=0.1; or plan one: KIND@N answers the first attempt at "
+                        "exchange N with it (KIND@N:SECONDS sends that retry-after; several at "
+                        "one N are used up in order, one per attempt), e.g. rate_limit@0:0.01; "
+                        "kinds: rate_limit, api_error, overloaded, request_too_large, drop, "
+                        "slow, stall, stream_error")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="random seed for --fault draws (default 0)")
 
@@ -107,10 +120,15 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         opts["envelope"] = args.envelope
     if not args.fault:
         return opts
-    from simulator.faults import FAULT_KINDS, FaultPlan
+    from simulator.faults import FAULT_KINDS, Fault, FaultPlan
 
     rates: dict[Any, float] = {}
+    planned: dict[int, list[Fault]] = {}
     for spec in args.fault:
+        if "@" in spec:
+            at = _planned_fault(spec)
+            planned.setdefault(at.index, []).append(at.fault)
+            continue
         kind, _, rate = spec.partition("=")
         try:
             value = float(rate)
@@ -120,7 +138,30 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--fault {spec!r}: expected KIND=RATE with a rate in [0, 1] and "
                              f"KIND one of {', '.join(FAULT_KINDS)}")
         rates[kind] = value
-    return {**opts, "faults": FaultPlan(rates=rates, seed=args.seed)}
+    return {**opts, "faults": FaultPlan(at=planned, rates=rates, seed=args.seed)}
+
+
+@dataclass(frozen=True)
+class _Planned:
+    index: int
+    fault: Any
+
+
+def _planned_fault(spec: str) -> _Planned:
+    """``KIND@N`` or ``KIND@N:SECONDS`` (a planned fault at exchange N, with its retry-after)."""
+    from simulator.faults import FAULT_KINDS, Fault
+
+    kind, _, where = spec.partition("@")
+    index, _, seconds = where.partition(":")
+    try:
+        at = int(index)
+        retry_after = float(seconds) if seconds else None
+    except ValueError:
+        at, retry_after = -1, None
+    if kind not in FAULT_KINDS or at < 0 or (retry_after is not None and retry_after < 0):
+        raise UsageError(f"--fault {spec!r}: expected KIND@N or KIND@N:SECONDS with N an "
+                         f"exchange index (from 0) and KIND one of {', '.join(FAULT_KINDS)}")
+    return _Planned(at, Fault(kind, retry_after=retry_after))
 
 
 def add_server_options(p: argparse.ArgumentParser) -> None:
@@ -191,6 +232,19 @@ def load_cassettes_arg(args: argparse.Namespace) -> list[Cassette]:
     return cassettes
 
 
+def play_setup(routes: Any, cassette: Cassette, count: int) -> None:
+    """Send the cassette's first ``count`` recorded requests, as recorded (the harness's
+    ``setup`` exchanges: :class:`conformance.loops.run.Harness`)."""
+    import json
+
+    from simulator.headers import replay_headers
+    from simulator.http import SimRequest
+
+    for ex in cassette.exchanges[:count]:
+        routes(SimRequest("POST", ex.request["path"], replay_headers(ex.request.get("headers")),
+                          {}, json.dumps(ex.request["body"]).encode()))
+
+
 def run(args: argparse.Namespace) -> int:
     from simulator.routes import build
     from simulator.serve_console import RESET_PATH, ServeConsole
@@ -199,10 +253,20 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "model_mode", False):
         from simulator.model_mode import build  # type: ignore[assignment]
     options = {**engine_options(args), **request_options(args)}
+    if getattr(args, "recorded_time", False):
+        options["recorded_time"] = True
     replay = "repeat" if getattr(args, "repeat", False) else "once"
 
+    setup = int(getattr(args, "setup", 0) or 0)
+    if setup and (len(cassettes) != 1 or not 0 < setup < len(cassettes[0].exchanges)):
+        raise UsageError(f"--setup {setup}: needs one cassette and fewer exchanges than it has "
+                         f"({len(cassettes)} cassette(s), "
+                         f"{len(cassettes[0].exchanges)} exchange(s) in the first)")
+
     def routes() -> Any:  # built again by POST /_tooluse/reset
-        return build(cassettes, log_limit=SERVE_LOG_LIMIT, replay=replay, **options)
+        built = build(cassettes, log_limit=SERVE_LOG_LIMIT, replay=replay, **options)
+        play_setup(built, cassettes[0], setup)
+        return built
 
     log = None
     if getattr(args, "log", None):

@@ -10,10 +10,16 @@ server's ``--log``: the defect is there while the API refused a request (a proto
 an exchange of the recording was never requested (the loop stopped early).
 
 Rendered for Python adapters (``python -m conformance.adapters.<module>``) and for the checks the
-server alone can judge: ``loop.pause_turn.*`` (the resend is never requested) and ``loop.ptc.*``
-(the API's 400 on a resumption without the container). Other loop cells keep ``repro: null`` with
-the reason (a scenario with a setup conversation or planned faults, which plain ``serve`` does
-not play; a verdict only the suite's judge makes; a Node framework).
+server alone can judge: ``loop.pause_turn.*`` (the resend is never requested), ``loop.ptc.*``
+(the API's 400 on a resumption without the container), ``loop.container.expired`` (served with
+``--setup 1 --recorded-time``: the earlier conversation that made the container, then the
+recorded 400 for it; the retry without ``container`` is never requested) and
+``loop.errors.transient_retried`` (served with ``--fault rate_limit@0:0.01 --fault
+overloaded@1:0.01``: the retry is never requested). As the matrix's judge
+(:func:`conformance.checks.loop.judge`), a planned fault and a refusal the recording expects
+(``expect_rule``) are not the loop's fault; an unexpected refusal or an exchange never reached
+is. Other loop cells keep ``repro: null`` with the reason (a verdict only the suite's judge
+makes, such as a request's missing ``container`` the API accepts; a Node framework).
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from typing import Any
 __all__ = ["LOOP_CHECKS", "render_loop_repro"]
 
 #: Loop checks whose failure ``tooluse serve`` itself shows (a refusal or an unrequested exchange).
-LOOP_CHECKS = ("loop.pause_turn.*", "loop.ptc.*")
+LOOP_CHECKS = ("loop.pause_turn.*", "loop.ptc.*", "loop.container.expired",
+               "loop.errors.transient_retried")
 _COMMAND = re.compile(r"^python -m (conformance\.adapters\.[a-z_]+)$")
 
 _MAIN = '''\
@@ -41,7 +48,7 @@ def serve(cassette, matching, log):
               "is not on PATH; set TOOLUSE")
         sys.exit(2)
     proc = subprocess.Popen([tooluse, "serve", cassette, "--port", "0", "--matching", matching,
-                             "--quiet", "--log", log], stdout=subprocess.PIPE,
+                             "--quiet", "--log", log, *SERVE], stdout=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     base = proc.stdout.readline().decode().strip()
     if not base.startswith("http"):
@@ -56,7 +63,11 @@ def main():
     with open(os.path.join(here, "params.json")) as f:
         doc = json.load(f)
     with open(os.path.join(here, "cassette.json")) as f:
-        exchanges = len(json.load(f)["exchanges"])
+        recorded = json.load(f)["exchanges"]
+    exchanges = len(recorded)
+    # the exchanges the loop must reach: after the setup conversation, not the recorded refusals
+    required = [i for i in range(SETUP, exchanges) if not recorded[i].get("expect_rule")]
+    expected = sum(1 for ex in recorded[SETUP:] if ex.get("expect_rule"))
     for name, value in ENV:
         os.environ.setdefault(name, value)
     box = tempfile.mkdtemp(prefix="repro-")
@@ -76,19 +87,25 @@ def main():
     with open(log) as f:
         served = [json.loads(line) for line in f if line.strip()]
     shutil.rmtree(box, ignore_errors=True)
-    refused = [s for s in served if int(s.get("status") or 0) >= 400]
+    # a planned fault (429, 529) is not a refusal; the recording's own refusals (an expired
+    # container) are expected, once each
+    refused = [s for s in served if int(s.get("status") or 0) >= 400
+               and s.get("outcome") != "fault"][expected:]
+    faults = [s for s in served if s.get("outcome") == "fault"]
     answered = {s.get("exchange") for s in served
                 if int(s.get("status") or 0) < 400 and s.get("exchange") is not None}
-    missing = [i for i in range(exchanges) if i not in answered]
+    missing = [i for i in required if i not in answered]
     for s in served:
         print(f"request: {s.get('status')} {str(s.get('outcome'))[:100]} {str(s.get('detail') or '')[:160]}")
-    happened = []
+    happened = [f"the API answered {len(faults)} request(s) with a planned "
+                f"{'/'.join(str(s.get('status')) for s in faults)} (transient)"] if faults else []
     if refused:
         first = refused[0]
         happened.append(f"the API refused a request: {first.get('status')} "
                         f"{str(first.get('outcome'))[:200]} {str(first.get('detail') or '')[:300]}")
     if missing:
-        happened.append(f"exchanges {missing} of the {exchanges} recorded were never requested")
+        happened.append(f"exchanges {missing} of the {exchanges} recorded were never requested"
+                        + (f" (the first {SETUP} played as the earlier conversation)" if SETUP else ""))
     if raised:
         happened.append(f"the framework raised {raised}")
     defect = bool(refused or missing)
@@ -138,9 +155,9 @@ def loop_repro(check_id: str, impl: dict[str, Any]) -> tuple[Any, str]:
     from conformance.loops.scenarios import SCENARIOS
 
     if not any(fnmatch.fnmatchcase(check_id, p) for p in LOOP_CHECKS):
-        return None, ("its verdict is the suite's judge of the requests (or a scenario with a "
-                      "setup conversation or planned faults), which `tooluse serve` alone does "
-                      "not give: replay it with the rerun command")
+        return None, ("its verdict is the suite's judge of the requests the loop sent (what "
+                      "the API accepts, so `tooluse serve` alone does not show it): replay it "
+                      "with the rerun command")
     m = _COMMAND.match(str(impl.get("spec") or "").removeprefix("cmd:"))
     if impl.get("npm") or "vercel" in str(impl.get("spec")):
         return None, ("a Node framework: its reproducer (repro.mjs) is not rendered yet; replay "
@@ -153,12 +170,23 @@ def loop_repro(check_id: str, impl: dict[str, Any]) -> tuple[Any, str]:
     if check_id not in by_id:
         return None, f"no scenario named {check_id}"
     scenario = by_id[check_id]
-    if scenario.setup or scenario.faults or scenario.dropped or scenario.then:
-        return None, "its scenario has a setup conversation or planned faults"
+    if scenario.dropped or scenario.then:
+        return None, "its scenario drops exchanges or starts further conversations"
     resolved = scenario.for_variants(dict(getattr(module, "DESCRIBE", {}).get("variants") or {}))
     if isinstance(resolved, str):
         return None, resolved
     return (resolved, module), ""
+
+
+def serve_arguments(scenario: Any) -> list[str]:
+    """The ``tooluse serve`` options that play ``scenario`` as the matrix does: its setup
+    exchanges (``--setup N --recorded-time``) and its planned faults (``--fault KIND@N:SECONDS``)."""
+    args = ["--setup", str(scenario.setup), "--recorded-time"] if scenario.setup else []
+    for index, faults in sorted(scenario.faults.items()):
+        for fault in faults:
+            when = "" if fault.retry_after is None else f":{fault.retry_after:g}"
+            args += ["--fault", f"{fault.kind}@{index}{when}"]
+    return args
 
 
 def render_loop_repro(folder: Path, check_id: str, impl: dict[str, Any], *, title: str,
@@ -179,6 +207,7 @@ def render_loop_repro(folder: Path, check_id: str, impl: dict[str, Any], *, titl
     shutil.copyfile(default_fixtures_root() / scenario.cassette, folder / "cassette.json")
     (folder / "params.json").write_text(json.dumps(params, indent=1, ensure_ascii=False) + "\n")
     env = sorted((str(k), str(v)) for k, v in (impl.get("env") or {}).items())
+    serve_args = serve_arguments(scenario)
     parts = [
         "#!/usr/bin/env python3",
         '"""' + title.replace('"""', "'''") + "\n\n" + header.replace('"""', "'''").rstrip()
@@ -196,6 +225,10 @@ def render_loop_repro(folder: Path, check_id: str, impl: dict[str, Any], *, titl
         f"RULE = {statement!r}",
         f"URL = {url!r}",
         f"MATCHING = {matching!r}",
+        "#: what `tooluse serve` plays besides the recording: the earlier conversation (--setup,",
+        "#: on the recording's clock) and the planned transient faults (--fault KIND@EXCHANGE)",
+        f"SERVE = {serve_args!r}",
+        f"SETUP = {scenario.setup!r}",
         "#: the column's settings (its integration's options)",
         f"ENV = {env!r}",
         "",
