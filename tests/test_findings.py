@@ -352,7 +352,8 @@ def test_loop_repro_judges_by_what_the_server_served(tmp_path: Path, resend: boo
 _STDLIB_RECOVERING_LOOP = '''
 def conversation(doc, params):
     """A minimal loop on the standard library: answers client tools with the recorded results;
-    with RECOVER it sends a 429/529 again and drops an expired container, else it raises."""
+    with RECOVER it sends a 429/529 again and drops an expired container, else it raises; with
+    KEEP a continuation sends the container the previous response named, else none."""
     import urllib.error
     import urllib.request
 
@@ -382,6 +383,9 @@ def conversation(doc, params):
         body = dict(body, messages=[*body["messages"],
                                     {"role": "assistant", "content": response["content"]},
                                     {"role": "user", "content": results}])
+        body.pop("container", None)
+        if KEEP and isinstance(response.get("container"), dict):
+            body["container"] = response["container"]["id"]
 '''
 
 
@@ -407,14 +411,40 @@ def test_fault_repro_judges_the_answer_to_a_planned_fault(tmp_path: Path, check_
                "loop.container.expired": "SERVE = ['--setup', '1', '--recorded-time']"}
     assert planned[check_id] in source
     loop = re.compile(r"\ndef conversation\(.*?(?=\n\n\n)", re.DOTALL)
-    source = loop.sub(lambda _: f"\nRECOVER = {recover!r}\n" + _STDLIB_RECOVERING_LOOP.rstrip(),
-                      source)
+    source = loop.sub(lambda _: f"\nRECOVER = {recover!r}\nKEEP = True\n"
+                      + _STDLIB_RECOVERING_LOOP.rstrip(), source)
     (tmp_path / "repro.py").write_text(source)
     tooluse = Path(sys.executable).parent / "tooluse"
     done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, text=True,
                           capture_output=True, timeout=120, check=False,
                           env={**__import__("os").environ, "TOOLUSE": str(tooluse)})
     assert done.returncode == (0 if recover else 1), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_container_repro_reads_the_requests(tmp_path: Path, keep: bool) -> None:
+    """``loop.container.kept_on_continuation``: the API accepts a continuation without the
+    container, so the reproducer reads the requests (a recording pass-through in front of
+    serve): a stdlib loop that sends the container back exits 0, one that drops it 1."""
+    import re
+
+    from conformance.findings.loops import render_loop_repro
+
+    impl = {"spec": "cmd:python -m conformance.adapters.litellm_loop", "env": {}}
+    why = render_loop_repro(tmp_path, "loop.container.kept_on_continuation", impl, title="t",
+                            header="h", sentence="s", statement="r", url="u")
+    assert why == ""
+    source = (tmp_path / "repro.py").read_text()
+    assert "def recording_proxy" in source and "from conformance" not in source
+    loop = re.compile(r"\ndef conversation\(.*?(?=\n\n\n)", re.DOTALL)
+    source = loop.sub(lambda _: f"\nRECOVER = False\nKEEP = {keep!r}\n"
+                      + _STDLIB_RECOVERING_LOOP.rstrip(), source)
+    (tmp_path / "repro.py").write_text(source)
+    tooluse = Path(sys.executable).parent / "tooluse"
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, text=True,
+                          capture_output=True, timeout=120, check=False,
+                          env={**__import__("os").environ, "TOOLUSE": str(tooluse)})
+    assert done.returncode == (0 if keep else 1), done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("module", ["litellm_loop", "langchain_agent", "llm_anthropic"])

@@ -18,8 +18,12 @@ recorded 400 for it; the retry without ``container`` is never requested) and
 overloaded@1:0.01``: the retry is never requested). As the matrix's judge
 (:func:`conformance.checks.loop.judge`), a planned fault and a refusal the recording expects
 (``expect_rule``) are not the loop's fault; an unexpected refusal or an exchange never reached
-is. Other loop cells keep ``repro: null`` with the reason (a verdict only the suite's judge
-makes, such as a request's missing ``container`` the API accepts; a Node framework).
+is. ``loop.container.kept_on_continuation`` is a request the API accepts, so its reproducer
+reads the requests themselves through a recording pass-through (standard library) in front of
+the server and restates the check's judge (:func:`conformance.loops.warnings.container_drops`:
+a continuation after a response naming a container must send that container; exit 2 when the
+loop sent no continuation, as the check SKIPs). Other loop cells keep ``repro: null`` with the
+reason (an in-process loop; a Node framework: :mod:`conformance.findings.loops_node`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,11 @@ __all__ = ["LOOP_CHECKS", "render_loop_repro"]
 
 #: Loop checks whose failure ``tooluse serve`` itself shows (a refusal or an unrequested exchange).
 LOOP_CHECKS = ("loop.pause_turn.*", "loop.ptc.*", "loop.container.expired",
-               "loop.errors.transient_retried")
+               "loop.errors.transient_retried", "loop.container.kept_on_continuation")
+#: The scenario a ``loop.container.kept_on_continuation`` reproducer plays: the first of the
+#: check's scenarios the loop runs (the client tool next to code execution first: a loop that
+#: stops at pause_turn sends no continuation there).
+CONTAINER_SCENARIOS = ("loop.mixed.client_and_server_tools", "loop.pause_turn.resend")
 _COMMAND = re.compile(r"^python -m (conformance\.adapters\.[a-z_]+)$")
 
 _MAIN = '''\
@@ -132,6 +140,142 @@ if __name__ == "__main__":
 '''
 
 
+#: ``loop.container.kept_on_continuation``: the API accepts a continuation without ``container``,
+#: so the server's log does not show the drop; the reproducer reads the requests themselves,
+#: through a recording pass-through in front of ``tooluse serve``, and restates the check's
+#: judge (conformance/loops/warnings.py ``container_drops``).
+_CONTAINER_MAIN = """\
+def recording_proxy(upstream, bodies):
+    import http.server
+    import threading
+    import urllib.error
+    import urllib.request
+
+    class Pass(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            data = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                bodies.append(json.loads(data))
+            except ValueError:
+                bodies.append(None)
+            skip = ("host", "content-length", "connection", "accept-encoding")
+            request = urllib.request.Request(upstream + self.path, data=data, method="POST",
+                                             headers={k: v for k, v in self.headers.items()
+                                                      if k.lower() not in skip})
+            try:
+                with urllib.request.urlopen(request) as r:
+                    status, headers, payload = r.status, r.headers, r.read()
+            except urllib.error.HTTPError as e:
+                status, headers, payload = e.code, e.headers, e.read()
+            self.send_response(status)
+            for k, v in headers.items():
+                if k.lower() not in ("content-length", "transfer-encoding", "connection",
+                                     "date", "server"):
+                    self.send_header(k, v)
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pass)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def recorded_container(response):
+    found = None
+    body = response.get("body")
+    if isinstance(body, dict):
+        found = body.get("container")
+    for event in response.get("events") or []:
+        data = event.get("data") if isinstance(event, dict) else None
+        if not isinstance(data, dict):
+            continue
+        if data.get("type") == "message_start" and isinstance(data.get("message"), dict):
+            found = data["message"].get("container") or found
+        elif data.get("type") == "message_delta" and isinstance(data.get("delta"), dict):
+            found = data["delta"].get("container") or found
+    if isinstance(found, dict) and isinstance(found.get("id"), str):
+        return found["id"]
+    return found if isinstance(found, str) else None
+
+
+def container_of(body):
+    c = body.get("container") if isinstance(body, dict) else None
+    if isinstance(c, dict):
+        c = c.get("id")
+    return c if isinstance(c, str) else None
+
+
+def continues(body, previous):
+    now = body.get("messages") if isinstance(body, dict) else None
+    before = previous.get("messages") if isinstance(previous, dict) else None
+    return (isinstance(now, list) and isinstance(before, list) and bool(before)
+            and len(now) > len(before) and now[0] == before[0])
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "params.json")) as f:
+        doc = json.load(f)
+    with open(os.path.join(here, "cassette.json")) as f:
+        recorded = json.load(f)["exchanges"]
+    for name, value in ENV:
+        os.environ.setdefault(name, value)
+    box = tempfile.mkdtemp(prefix="repro-")
+    log = os.path.join(box, "served.jsonl")
+    proc, base = serve(os.path.join(here, "cassette.json"), MATCHING, log)
+    bodies = []
+    proxy, front = recording_proxy(base, bodies)
+    os.environ["ANTHROPIC_BASE_URL"] = front
+    os.environ["ANTHROPIC_API_KEY"] = "sk-tooluse-simulator"
+    raised = None
+    try:
+        for params in doc["conversations"]:
+            conversation(doc, params)
+    except Exception as exc:  # what the framework raised to its application
+        raised = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        proxy.shutdown()
+        proc.terminate()
+        proc.wait(10)
+    with open(log) as f:
+        served = [json.loads(line) for line in f if line.strip()]
+    shutil.rmtree(box, ignore_errors=True)
+    # the loop sends one request at a time: the i-th request it sent is the i-th the server logged
+    checked, drops, previous = 0, [], None
+    for i, (body, s) in enumerate(zip(bodies, served)):
+        print(f"request {i}: container {container_of(body)!r}; {s.get('status')} "
+              f"{str(s.get('outcome'))[:40]} {str(s.get('detail') or '')[:120]}")
+        if previous is not None and continues(body, previous[0]):
+            checked += 1
+            sent = container_of(body)
+            if sent != previous[1] and not str(s.get("detail") or "").startswith(
+                    "ptc.container.required"):
+                what = f"container {sent!r}" if sent else "no container"
+                drops.append(f"request {i} continues the conversation with {what}; the "
+                             f"previous response named container {previous[1]!r}")
+        exchange = s.get("exchange")
+        if exchange is not None and 200 <= int(s.get("status") or 0) < 300:
+            container = recorded_container(recorded[exchange]["response"])
+            previous = (body, container) if container else None
+    print()
+    print(f"the docs ({URL}): {DOCS}")
+    print(f"the rule: {RULE}")
+    if not checked:
+        print("happened: the loop sent no continuation after a response naming a container"
+              + (f"; the framework raised {raised}" if raised else ""))
+        print("not judged: exit 2")
+        return 2
+    print(f"happened: {drops[0] if drops else 'every continuation sent the container'}"
+          + (f" (+{len(drops) - 1} more)" if len(drops) > 1 else ""))
+    print("defect present: exit 1" if drops else "not reproduced (fixed?): exit 0")
+    return 1 if drops else 0
+"""
+
+
 def _adapter_source(module: Any) -> str:
     """The adapter module's loop, without the suite: its ``_loop_params`` import becomes the
     helpers' own source (standard library only), its ``main`` is left out."""
@@ -167,15 +311,32 @@ def loop_repro(check_id: str, impl: dict[str, Any]) -> tuple[Any, str]:
                       "reproducer is not rendered yet; replay it with the rerun command")
     module = importlib.import_module(m.group(1))
     by_id = {s.id: s for s in SCENARIOS}
+    declared = dict(getattr(module, "DESCRIBE", {}).get("variants") or {})
+    if check_id == "loop.container.kept_on_continuation":
+        for name in CONTAINER_SCENARIOS:
+            found = by_id[name].for_variants(declared)
+            if not isinstance(found, str):
+                return (found, module), ""
+        return None, "none of its scenarios is recorded for the loop's variants"
     if check_id not in by_id:
         return None, f"no scenario named {check_id}"
     scenario = by_id[check_id]
     if scenario.dropped or scenario.then:
         return None, "its scenario drops exchanges or starts further conversations"
-    resolved = scenario.for_variants(dict(getattr(module, "DESCRIBE", {}).get("variants") or {}))
+    resolved = scenario.for_variants(declared)
     if isinstance(resolved, str):
         return None, resolved
     return (resolved, module), ""
+
+
+def _main_of(check_id: str) -> str:
+    """The reproducer's ``serve`` and ``main``: judged from the server's log, or (the container
+    a continuation drops, which the API accepts) from the requests themselves."""
+    if check_id != "loop.container.kept_on_continuation":
+        return _MAIN
+    head, tail = _MAIN.split("\n\ndef main():", 1)
+    ending = tail[tail.index('\nif __name__ == "__main__":'):]
+    return head + "\n\n" + _CONTAINER_MAIN + "\n" + ending
 
 
 def serve_arguments(scenario: Any) -> list[str]:
@@ -239,7 +400,7 @@ def render_loop_repro(folder: Path, check_id: str, impl: dict[str, Any], *, titl
         "",
         "# --- the reproducer ---",
         "",
-        _MAIN,
+        _main_of(check_id),
     ]
     (folder / "repro.py").write_text("\n".join(parts))
     return ""
