@@ -21,8 +21,9 @@ from typing import Any
 from .registry import RESERVED_AGENT_TOOL_NAMES, RESERVED_AGENT_TOOL_PREFIXES
 from .sources import SEED_MANAGED_AGENTS, Source, seed
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-PROPERTY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+#: Matched whole (fullmatch): a ``$`` anchor would let a name ending in a newline through.
+NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+PROPERTY_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 DEFAULT_MAX_TOOLS = 256
 
 _MA = seed(SEED_MANAGED_AGENTS, "Deklarasi harus sesuai dengan Managed Agents API")
@@ -111,7 +112,7 @@ def check_custom_tool(tool: Mapping[str, Any], ptr: str = "") -> list[Finding]:
     """The declaration rules for one ``{"type": "custom", ...}`` entry of an agent."""
     out: list[Finding] = []
     name = tool.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         out.append(Finding(CUSTOM_NAME, f"{ptr}/name", f"custom tool name {name!r} must be 1-128 "
                            "characters of letters, digits, `_` and `-`; rename it"))
     elif name in RESERVED_AGENT_TOOL_NAMES:
@@ -145,7 +146,7 @@ def check_custom_tool(tool: Mapping[str, Any], ptr: str = "") -> list[Finding]:
             props = node.get("properties")
             if isinstance(props, Mapping) and not p.endswith("/properties"):
                 for prop in props:
-                    if not PROPERTY_RE.match(str(prop)):
+                    if not PROPERTY_RE.fullmatch(str(prop)):
                         out.append(Finding(CUSTOM_PROPERTY, f"{p}/properties/{_esc(prop)}",
                                            f"custom tool {name!r}: property name {prop!r} must be "
                                            "1-64 letters, digits, `_`, `.` or `-`; rename it"))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: A key shown after a dot (``a.b``); any other is quoted (``a["b c"]``).
-_PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 #: Longest value shown whole in a line (characters of its JSON).
 VALUE_LIMIT = 160
 
@@ -51,7 +51,7 @@ class Difference:
 def join(path: str, key: Any) -> str:
     """``path`` extended by an object key (``.key``, or ``["odd key"]``)."""
     k = str(key)
-    if _PLAIN_KEY.match(k):
+    if _PLAIN_KEY.fullmatch(k):
         return f"{path}.{k}" if path else k
     return f"{path}[{json.dumps(k, ensure_ascii=False)}]"
 
@@ -59,7 +59,7 @@ def join(path: str, key: Any) -> str:
 def label(name: Any) -> str:
     """A name inside brackets (``tools[get_weather]``): bare when plain, else quoted."""
     k = str(name)
-    return k if _PLAIN_KEY.match(k) else json.dumps(k, ensure_ascii=False)
+    return k if _PLAIN_KEY.fullmatch(k) else json.dumps(k, ensure_ascii=False)
 
 
 def _scalar(v: Any) -> bool:

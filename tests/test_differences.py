@@ -63,3 +63,10 @@ def test_none_exactly_when_equal_and_always_one_line(a: Any, b: Any) -> None:
     assert (d is None) == (a == b)
     if d is not None:
         assert d.path.startswith("root") and "\n" not in d.line
+
+
+def test_a_key_ending_in_a_newline_is_quoted() -> None:
+    """``$`` also matches before a final newline: a key ``"A\\n"`` once printed bare and broke
+    the one line (found by the property above in CI)."""
+    d = first_difference({}, {"A\n": None}, "root")
+    assert d is not None and d.path == 'root["A\\n"]' and "\n" not in d.line

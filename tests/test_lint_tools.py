@@ -95,6 +95,12 @@ def test_any_name_of_the_documented_alphabet_passes_the_pattern(name: str) -> No
         assert found == set()
 
 
+@pytest.mark.parametrize("name", ["get_weather\n", "a b", ""])
+def test_a_name_outside_the_alphabet_fails_the_pattern(name: str) -> None:
+    """Matched whole: a final newline once slipped through a ``$``-anchored pattern."""
+    assert "custom_tool.name.pattern" in {f.rule for f in check_custom_tool(custom(name=name))}
+
+
 PTC = ["code_execution_20260120"]
 
 
