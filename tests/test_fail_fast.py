@@ -123,3 +123,26 @@ def test_a_subject_reading_ahead_in_a_thread_while_it_works_is_not_silent() -> N
     finally:
         two.kill()
         two.wait()
+
+
+@pytest.mark.parametrize(("program", "hinted"), [
+    ("class Bash:\n    pass\n\ndef factory():\n    return Bash()\n", True),  # a factory module
+    ("import sys\nsys.exit(3)\n", False),  # a crash says its status, no more
+])
+def test_a_subject_that_ends_instead_of_answering_is_told_what_a_command_subject_is(
+        tmp_path: Path, program: str, hinted: bool) -> None:
+    """The first thing a newcomer tries with ``tooluse init bash``'s factory file is to run it as
+    a command: it defines its class and ends with status 0. The start-up error says what a
+    command subject does and how a factory is judged (the newcomer walk-through of issue 41)."""
+    from conformance.subjects.process import ENDED_CLEANLY_HINT
+
+    script = tmp_path / "tool.py"
+    script.write_text(program, encoding="utf-8")
+    subject = command_subject(f"{shlex.quote(sys.executable)} {script}", family="bash",
+                              name="ends")
+    summary = runner.run([subject], checks=["bash.output.roundtrip"], timeout=5, jobs=1,
+                         confinement=Confinement(mode="off"))
+    said = summary.never_started()["ends"]
+    assert "exited while answering" in said
+    assert (ENDED_CLEANLY_HINT in said) is hinted, said
+    assert ("--bash FILE:factory" in said) is hinted

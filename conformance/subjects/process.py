@@ -70,6 +70,13 @@ from conformance.subjects.timing import Miss, Patience, process_starvation, reco
 NEVER_EXITS = 3
 
 
+#: A subject that ends with status 0 instead of answering is most often not a command subject at
+#: all: a module that defines a factory, run as a program (it defines its class and exits).
+ENDED_CLEANLY_HINT = (": it ended instead of answering. A command subject reads one JSON "
+                      "object per line on stdin and answers each with one line on stdout "
+                      "until stdin closes; a Python file that defines a factory is judged with "
+                      "--bash FILE:factory (or --editor FILE:factory), not as a command")
+
 class SubjectNotReady(SubjectStartError):
     """The subject started but did not answer its first (readiness) call; the message says so."""
 
@@ -343,8 +350,10 @@ class ProcessSession(LeftoverWatch):
             except subprocess.TimeoutExpired:
                 self._kill()
             self.io.drain_stderr()
-            r = self._fault(f"{self.label} exited while answering (status {self._status()})"
-                            f"{self._sandbox_note()}{self.io.stderr_note()}")
+            status = self._status()
+            r = self._fault(f"{self.label} exited while answering (status {status})"
+                            f"{self._sandbox_note()}{self.io.stderr_note()}"
+                            f"{ENDED_CLEANLY_HINT if status == 0 else ''}")
             r.elapsed = elapsed
             return r
         if len(line) > MAX_LINE:
