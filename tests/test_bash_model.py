@@ -443,3 +443,29 @@ def test_a_state_message_names_the_state_in_plain_words() -> None:
     assert _named("umask", "umask") == "the umask"
     assert _named("fn", "tu_fn_one") == "the function tu_fn_one"
     assert _named("cwd", "working directory") == "the current working directory"
+
+
+def test_examples_without_a_fresh_subject_leave_the_run_incomplete_not_failed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh subject that does not start, tried twice, is no verdict on the tool (on a loaded
+    CI runner a tmux subject's start once failed this way and was reported as a FAIL): the run
+    is incomplete and says why; one unlucky start is simply tried again."""
+    from conformance.properties import bash_machine
+    from conformance.properties.bash_step import Disagreement
+
+    tries: list[str] = []
+
+    def never(self: object, label: str = "example", ahead: int = 0) -> object:
+        tries.append(label)
+        raise Disagreement("start", "a fresh subject did not start", "SubjectStartError: x",
+                           "a subject that starts")
+
+    run = bash_machine._Run.__new__(bash_machine._Run)
+    run.pool = type("P", (), {"open": never})()
+    run.budget = type("B", (), {"charge": lambda *a, **k: None})()
+    run.generated, run.found, run.examples, run.calls, run.start_failed = [[], []], {}, 0, 0, ""
+    run.execute()
+    assert tries == ["example", "example"] and run.found == {}
+    assert "did not start" in run.start_failed and "SubjectStartError" in run.start_failed
+    report = bash_machine.BashModelReport([], {}, 1, 0, 0.0, True, start_failed=run.start_failed)
+    assert "no fresh subject started, twice" in report.note()

@@ -224,12 +224,16 @@ class BashModelReport:
     examples_planned: int = DEFAULT_EXAMPLES
     #: Seconds the final replays of the findings took (:func:`verify`).
     replay_seconds: float = 0.0
+    #: Why the run stopped early without a fresh subject ("": it did not).
+    start_failed: str = ""
 
     def note(self) -> str:
         # No time in it: the observed string of a complete run is the same on every run.
         text = f"{self.calls} calls in {self.examples} examples"
         if self.ended not in ("passed", "stopped") and not self.incomplete:
             text += f", generation ended: {self.ended}"
+        if self.start_failed:
+            return text + f", then no fresh subject started, twice: {self.start_failed}"
         return text + (f" before the hard time cap ({self.seconds:.1f} s used)"
                        if self.incomplete else "")
 
@@ -296,6 +300,8 @@ class _Run:
         self.examples = 0
         self.calls = 0
         self.incomplete = False
+        #: Why an example found no fresh subject, twice ("": every example had one).
+        self.start_failed = ""
         self.max_examples = DEFAULT_EXAMPLES
         #: The examples' steps, as the machine generated them.
         self.generated: list[list[Op]] = []
@@ -318,15 +324,24 @@ class _Run:
         finally:
             self.pool.close(s, where)
 
+    def _open_example(self, ahead: int) -> tuple[ToolSession, Path]:
+        try:
+            return self.pool.open("example", ahead=ahead)
+        except Disagreement:
+            return self.pool.open("example", ahead=ahead)  # once more: a start can be unlucky
+
     def execute(self) -> None:
         """Each generated example on a fresh subject; every disagreement recorded."""
         for i, ops in enumerate(self.generated):
             self.budget.charge(0, share=EXPLORE_SHARE)
             self.examples += 1
             try:
-                s, where = self.pool.open("example", ahead=len(self.generated) - i - 1)
+                s, where = self._open_example(len(self.generated) - i - 1)
             except Disagreement as failed:
-                self.record(failed)
+                # Twice no fresh subject: the harness could not go on (a start that fails under
+                # load is time, not a verdict): the run is incomplete, never a FAIL of the tool;
+                # a subject that cannot start at all fails its own case's start first.
+                self.start_failed = f"{failed.message} ({failed.received})"
                 return
             try:
                 d, calls = run_counted(s, ops, where)
@@ -436,7 +451,7 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
             run.execute()
         except StopExploring:
             pass
-        run.incomplete = run.budget.ran_out
+        run.incomplete = run.budget.ran_out or bool(run.start_failed)
         failing = _FixedChecks(run, fails)
         for key in sorted(run.found, key=lambda k: len(run.found[k].inputs)):
             # A finding a failing fixed check reports is set aside before it is shrunk and
@@ -456,7 +471,8 @@ def explore_bash_model(s: ToolSession, *, max_examples: int = DEFAULT_EXAMPLES,
     findings.sort(key=lambda d: len(d.inputs))
     return BashModelReport(findings, aside, run.examples, run.calls,
                            time.monotonic() - started, run.incomplete, ended,
-                           examples_planned=len(run.generated), replay_seconds=replayed)
+                           examples_planned=len(run.generated), replay_seconds=replayed,
+                           start_failed=run.start_failed)
 
 
 def variants(ops: list[Op]) -> Iterator[list[Op]]:
