@@ -197,6 +197,21 @@ def lower_bound(units: Sequence[Unit], n: int) -> float:
     return max(math.fsum(costs) / n, max(costs, default=0.0))
 
 
+def shard_set_problem(shards: Sequence[tuple[int, str, str]], count: int) -> str:
+    """What keeps ``shards`` (each ``(index, label, where)``) from being the shards ``1..count``
+    each once, in words (the first shard given twice, or those missing); ``""``: nothing."""
+    seen: dict[int, str] = {}
+    for index, _label, where in shards:
+        if index in seen:
+            return f"shard {index}/{count} is given twice: {seen[index]} and {where}"
+        seen[index] = where
+    absent = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if absent:
+        return (f"missing shard{'s' if len(absent) > 1 else ''} {', '.join(absent)} (given: "
+                f"{', '.join(label for _i, label, _w in shards)})")
+    return ""
+
+
 def plan_digest(keys: Iterable[Key]) -> str:
     """A short hash of the whole plan (every unit's key), the same on every shard."""
     text = json.dumps(sorted([list(k) for k in keys]))

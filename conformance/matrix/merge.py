@@ -28,7 +28,7 @@ from conformance.errors import UsageError
 from conformance.matrix.config import SubjectEntry, dir_name
 from conformance.matrix.execute import ColumnRun
 from conformance.matrix.shard import SHARD_FILE, column_checks
-from conformance.shards import Key, Setup, ShardLoad, Unit, split
+from conformance.shards import Key, Setup, ShardLoad, Unit, shard_set_problem, split
 
 
 class MatrixMergeRefused(UsageError):
@@ -101,19 +101,9 @@ def check_matrix_shards(shards: Sequence[MatrixShard]) -> list[Key]:
                 f"{s.label} and {first.label} split the matrix differently (N, or the --history "
                 f"that balanced them: {s.doc['plan']['history']} and "
                 f"{first.doc['plan']['history']}); give every shard the same --history")
-    n = first.count
-    seen: dict[int, MatrixShard] = {}
-    for s in shards:
-        other = seen.get(s.index)
-        if other is not None:
-            raise MatrixMergeRefused(f"shard {s.index}/{n} is given twice: {other.where} and "
-                                     f"{s.where}")
-        seen[s.index] = s
-    absent = [f"{i}/{n}" for i in range(1, n + 1) if i not in seen]
-    if absent:
-        raise MatrixMergeRefused(f"missing shard{'s' if len(absent) > 1 else ''} "
-                                 f"{', '.join(absent)} (given: "
-                                 f"{', '.join(s.label for s in shards)})")
+    problem = shard_set_problem([(s.index, s.label, str(s.where)) for s in shards], first.count)
+    if problem:
+        raise MatrixMergeRefused(problem)
     plan = [(str(a), str(b)) for _i, units in first.doc["plan"]["assignment"]
             for a, b in units]
     ran: dict[Key, MatrixShard] = {}

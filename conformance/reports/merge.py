@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
+from conformance.shards import shard_set_problem
 
 from .bundle import RESULTS
 from .coverage import coverage_for
@@ -88,21 +89,13 @@ def check_shards(shards: Sequence[ShardResults]) -> list[tuple[str, str]]:
                                    f"{key.replace('_', '-')}; run every shard with the same "
                                    "options")
     n = first.shard["count"]
-    seen: dict[int, ShardResults] = {}
     for s in shards:
         if s.shard["count"] != n:
             raise MergeRefused(f"{s.label} is one of {s.shard['count']} shards, {first.label} "
                                f"one of {n}")
-        other = seen.get(s.shard["index"])
-        if other is not None:
-            raise MergeRefused(f"shard {s.shard['index']}/{n} is given twice: {other.where} "
-                               f"and {s.where}")
-        seen[s.shard["index"]] = s
-    absent = [f"{i}/{n}" for i in range(1, n + 1) if i not in seen]
-    if absent:
-        raise MergeRefused(f"missing shard{'s' if len(absent) > 1 else ''} "
-                           f"{', '.join(absent)} (given: "
-                           f"{', '.join(s.label for s in shards)})")
+    problem = shard_set_problem([(s.shard["index"], s.label, s.where) for s in shards], n)
+    if problem:
+        raise MergeRefused(problem)
     plan = [(str(a), str(b)) for a, b in first.shard["plan"]]
     ran: dict[tuple[str, str], ShardResults] = {}
     for s in shards:
