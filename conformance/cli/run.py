@@ -16,11 +16,15 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from conformance.cli import EXIT_USAGE
 from conformance.errors import UsageError
 from conformance.options import Run, add_run_arguments, build_subjects, shard_plan_of
+
+if TYPE_CHECKING:
+    from conformance.reports.baseline import Baseline
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -153,20 +157,28 @@ def _reports_listener(args: Run) -> Any:
         if args.expected_failures is not None:
             raise UsageError("--expected-failures needs --out DIR (the verdict is written there)")
         return None
-    from conformance.reports import RunReports, load_baseline
+    from conformance.reports import RunReports
 
-    baseline = None
-    if args.expected_failures is not None:
-        try:
-            baseline = load_baseline(args.expected_failures)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--expected-failures {args.expected_failures}: {e}") from None
+    baseline = expected_failures(args.expected_failures)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--out {args.out}: cannot create the directory ({e.strerror}); "
                          "choose a writable directory") from None
     return RunReports(args.out, baseline=baseline, progress=False)  # run() shows the progress
+
+
+def expected_failures(path: str | Path | None) -> Baseline | None:
+    """The baseline ``--expected-failures PATH`` names (None without one); a file that cannot
+    be read is a usage error naming the option."""
+    if path is None:
+        return None
+    from conformance.reports import load_baseline
+
+    try:
+        return load_baseline(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--expected-failures {path}: {e}") from None
 
 
 def _without_prefix(message: str) -> str:

@@ -30,19 +30,15 @@ def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.cli.run import expected_failures
     from conformance.errors import UsageError
-    from conformance.reports import load_baseline, write_reports
+    from conformance.reports import write_reports
     from conformance.reports.bundle import RESULTS, exit_code
     from conformance.reports.merge import load_shard, merge_documents
     from conformance.reports.results_file import dumps, write_atomic
 
     shards = [load_shard(d) for d in args.shards]
-    baseline = None
-    if args.expected_failures is not None:
-        try:
-            baseline = load_baseline(args.expected_failures)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--expected-failures {args.expected_failures}: {e}") from None
+    baseline = expected_failures(args.expected_failures)
     doc = merge_documents(shards)
     try:
         args.out.mkdir(parents=True, exist_ok=True)
