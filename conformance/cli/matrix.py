@@ -25,10 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.cli import EXIT_FAIL, EXIT_OK
 from conformance.errors import UsageError
+
+if TYPE_CHECKING:
+    from conformance.matrix.execute import ColumnRun
 
 
 def add_parser(subparsers: Any, name: str) -> argparse.ArgumentParser:
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.matrix import write_matrix
     from conformance.matrix.config import load_config
     from conformance.matrix.envs import default_envs_dir
-    from conformance.matrix.execute import ColumnRun, run_matrix
+    from conformance.matrix.execute import run_matrix
     from conformance.matrix.model import build_matrix
 
     if args.upgrade is not None:
@@ -113,15 +116,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"tooluse matrix: {len(config.subjects)} implementations from {args.config}; "
           f"environments in {envs}", flush=True)
 
-    def progress(col: ColumnRun) -> None:
-        s = (col.results or {}).get("summary")
-        what = (f"{s['pass']} pass, {s['fail']} fail, {s['skip']} skip, {s['error']} error"
-                if s else f"{col.status}: {col.reason}")
-        print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
-
     columns = _run_forwarding_sigterm(
         lambda: run_matrix(config, out, envs, parallel=args.parallel, checks=args.checks,
-                           on_column=progress, say=lambda line: print(line, flush=True)))
+                           on_column=_progress, say=lambda line: print(line, flush=True)))
     duration = time.monotonic() - t0
     doc = build_matrix(columns, out_root=out, config=_shown(args.config), generated_at=started,
                        duration=duration, patterns=args.checks)
@@ -174,15 +171,9 @@ def _run_shard(args: argparse.Namespace, config: Any, out: Path, envs: Path) -> 
           f"{_shown(history_path) if history_path else 'estimated costs'}); environments in "
           f"{envs}", flush=True)
 
-    def progress(col: Any) -> None:
-        s = (col.results or {}).get("summary")
-        what = (f"{s['pass']} pass, {s['fail']} fail, {s['skip']} skip, {s['error']} error"
-                if s else f"{col.status}: {col.reason}")
-        print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
-
     columns = _run_forwarding_sigterm(
         lambda: run_matrix(part, out, envs, parallel=parallel, checks_by_column=mine,
-                           on_column=progress, say=lambda line: print(line, flush=True)))
+                           on_column=_progress, say=lambda line: print(line, flush=True)))
     doc = shard_document(shard=shard, config=config, config_shown=_shown(args.config),
                          patterns=args.checks, units=units, loads=loads, columns=columns,
                          history=_shown(history_path) if history_path else None,
@@ -207,6 +198,14 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - convenienc
     from conformance.cli import main as cli_main
 
     return cli_main(["matrix", *(argv or sys.argv[1:])])
+
+
+def _progress(col: ColumnRun) -> None:
+    """A column's line as it ends: its counts, or why it did not run."""
+    s = (col.results or {}).get("summary")
+    what = (f"{s['pass']} pass, {s['fail']} fail, {s['skip']} skip, {s['error']} error"
+            if s else f"{col.status}: {col.reason}")
+    print(f"  {col.entry.name}: {what} ({col.duration:.1f}s)", flush=True)
 
 
 def _run_forwarding_sigterm(body: Callable[[], list[Any]]) -> list[Any]:
