@@ -274,3 +274,30 @@ def test_what_is_written_through_an_overlay(tmp_path: Path) -> None:
     (up / "made-empty").mkdir()
     got = sandbox.overlay_listing({up: Path("/checkout")})
     assert got == {"/checkout/src/deep/owned.txt", "/checkout/made-empty"}
+
+
+@needs_sandbox
+def test_a_starting_sandbox_is_not_counted_with_the_machines_processes() -> None:
+    """The watchdog (root: RLIMIT_NPROC does not hold) counts a sandbox's processes in its own
+    ``/proc``. For its first milliseconds bubblewrap's child still has the machine's root, and a
+    count there was the machine's: on a CI runner with more processes than the limit, conformant
+    subjects were stopped at start as fork bombs. Polled as fast as it goes through many starts,
+    every count the watchdog gets is the sandbox's own (one or two processes), never the
+    machine's."""
+    bwrap, why = sandbox.find_bwrap()
+    assert bwrap, why
+    machine = sum(1 for n in os.listdir("/proc") if n.isdigit())
+    counts: list[int] = []
+    for _ in range(15):
+        proc = subprocess.Popen([bwrap, *sandbox.base_options(), "sleep", "0.2"])
+        try:
+            while proc.poll() is None:
+                kids = sandbox.children(proc.pid)
+                count = sandbox.sandbox_process_count(kids[0]) if kids else None
+                if count is not None:
+                    counts.append(count)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert counts, "the sandbox's own /proc was never seen"
+    assert max(counts) <= 3, f"counted {max(counts)} (the machine has {machine})"

@@ -682,11 +682,8 @@ class ProcessWatchdog:
                 return
             for pid, limit in watched.items():
                 init = _first_child(pid)
-                if init is None:
-                    continue
-                try:
-                    count = sum(1 for n in os.listdir(f"/proc/{init}/root/proc") if n.isdigit())
-                except OSError:
+                count = None if init is None else sandbox_process_count(init)
+                if init is None or count is None:
                     continue
                 if count > limit:
                     try:
@@ -697,6 +694,27 @@ class ProcessWatchdog:
                         self._tripped[pid] = (f"{count} processes at once, past the process "
                                               f"limit ({limit}); the sandbox was stopped")
             time.sleep(self.interval)
+
+
+def sandbox_process_count(init: int) -> int | None:
+    """How many processes the sandbox whose first process is ``init`` has, from its own ``/proc``;
+    ``None`` while it has none of its own yet. For its first milliseconds bubblewrap's child still
+    has the machine's root, so ``/proc/INIT/root/proc`` is the machine's ``/proc``: counting it
+    would hold a starting sandbox to the whole machine's process count (a CI runner with a few
+    hundred processes stopped conformant subjects at start as "fork bombs"). One open directory
+    is both checked (its own procfs: another device than ours) and listed, so the two agree."""
+    try:
+        fd = os.open(f"/proc/{init}/root/proc", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_dev == os.stat("/proc").st_dev:
+            return None
+        return sum(1 for n in os.listdir(fd) if n.isdigit())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _first_child(pid: int) -> int | None:
