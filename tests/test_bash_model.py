@@ -468,4 +468,8 @@ def test_examples_without_a_fresh_subject_leave_the_run_incomplete_not_failed(
     assert tries == ["example", "example"] and run.found == {}
     assert "did not start" in run.start_failed and "SubjectStartError" in run.start_failed
     report = bash_machine.BashModelReport([], {}, 1, 0, 0.0, True, start_failed=run.start_failed)
-    assert "no fresh subject started, twice" in report.note()
+    from conformance.checks.properties import model_check_incomplete
+
+    said = str(model_check_incomplete(2, report.note(), [], start_failed=report.start_failed))
+    assert said.startswith("no fresh subject started for an example, twice (a fresh subject")
+    assert "after 0 calls in 1 examples" in said and "hard time cap" not in said

@@ -442,3 +442,37 @@ def test_findings_that_all_did_not_reproduce_are_re_judged_not_failed(tmp_path: 
     assert r.rejudged["repeated"] is False and r.rejudged["first"]["outcome"] == "fail"
     assert re.search(r"\d+ disagreements?: ", r.rejudged["first"]["message"])
     assert rejudged_note(r.rejudged).startswith("re-judged by replay")
+
+
+@pytest.mark.parametrize("fails", [1, 2], ids=["one-unlucky-start", "never-starts"])
+def test_a_fresh_editor_that_does_not_start_is_tried_again_then_incomplete(
+        tmp_path: Path, fails: int) -> None:
+    """A fresh subject for the examples that does not start is no verdict on the editor (a start
+    can fail on a loaded machine): it is tried once more; twice not started ends the check
+    incomplete and says why, never a FAIL with no tool input."""
+    factory = _factory(TextEditor, "text_editor_20250429")
+    s = make_session(factory, "text_editor_20250429", tmp_path)
+    tries: list[Path] = []
+
+    def start(wd: Path) -> Any:
+        tries.append(wd)
+        if len(tries) <= fails:
+            raise OSError("subject did not answer its readiness call")
+        return make_session(factory, "text_editor_20250429", wd)
+
+    allow_spawn(s, start)
+    try:
+        report = explore_editor_model(s, max_examples=5)
+    finally:
+        s.close()
+    assert not [f for f in report.findings if "start" in f.key]
+    if fails == 1:
+        assert not report.incomplete and not report.start_failed and report.findings == []
+    else:
+        assert len(tries) == 2 and report.incomplete and report.findings == []
+        assert report.start_failed == "OSError: subject did not answer its readiness call"
+        from conformance.checks.properties import model_check_incomplete
+
+        said = str(model_check_incomplete(5, report.budget.note(), [],
+                                          start_failed=report.start_failed))
+        assert said.startswith("no fresh subject started for an example, twice (OSError")

@@ -49,7 +49,8 @@ def agrees_with_session_model(s: ToolSession) -> str | Rejudged:
                   f"{', '.join(sorted(report.set_aside))}" if aside else "")
     if report.incomplete:
         raise model_check_incomplete(report.examples_planned, report.note(),
-                                     [f.message for f in report.findings])
+                                     [f.message for f in report.findings],
+                                     start_failed=report.start_failed)
     # Only a disagreement that repeats on a fresh subject is a FAIL (issue 21's rule).
     found, dropped = repeated([d.moved(workdir) for d in report.findings])
     dropped_note = not_repeated_note(dropped)

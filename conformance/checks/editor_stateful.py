@@ -44,7 +44,8 @@ def agrees_with_model(s: ToolSession) -> str | Rejudged:
     owners = sorted({owner for _, owner in report.set_aside})
     if report.incomplete:
         raise model_check_incomplete(MAX_EXAMPLES, report.budget.note(),
-                                     [f.message for f in report.findings])
+                                     [f.message for f in report.findings],
+                                     start_failed=report.start_failed)
     # Only a disagreement that repeats on a fresh subject is a FAIL (issue 21's rule).
     found, dropped = repeated(report.findings)
     dropped_note = not_repeated_note(dropped)

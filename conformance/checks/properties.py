@@ -152,11 +152,20 @@ def run_property(s: ToolSession, strategy: st.SearchStrategy[T], body: Callable[
     return budget.note() if budget.ran_out else None
 
 
-def model_check_incomplete(examples: int, note: str, found: list[str]) -> CheckIncomplete:
-    """The outcome of a model check (editor, bash) that the hard time cap ended before its
-    ``examples`` were done: ``incomplete``, the disagreements ``found`` by then not judged."""
+def model_check_incomplete(examples: int, note: str, found: list[str], *,
+                           start_failed: str = "") -> CheckIncomplete:
+    """The outcome of a model check (editor, bash) that could not finish its ``examples``: the
+    hard time cap ended it, or (``start_failed``, why) no fresh subject started for an example,
+    twice. ``incomplete``, the disagreements ``found`` by then not judged: a start that fails
+    under load, like time, is no verdict on the tool (a subject that cannot start at all fails
+    its own case's start first)."""
     so_far = (f"; {plural(len(found), 'disagreement')} found by then, not judged: " + "; ".join(found)
               if found else "")
+    if start_failed:
+        return CheckIncomplete(
+            f"no fresh subject started for an example, twice ({start_failed}), after {note}"
+            f"{so_far}: neither a pass nor a failure (a start that fails on a loaded machine; "
+            "rerun it alone)")
     return CheckIncomplete(
         f"the hard time cap ended the model check before its {examples} examples were done "
         f"({note}){so_far}: neither a pass nor a failure (a very slow subject or machine; rerun "

@@ -232,8 +232,8 @@ class BashModelReport:
         text = f"{self.calls} calls in {self.examples} examples"
         if self.ended not in ("passed", "stopped") and not self.incomplete:
             text += f", generation ended: {self.ended}"
-        if self.start_failed:
-            return text + f", then no fresh subject started, twice: {self.start_failed}"
+        if self.start_failed:  # why: model_check_incomplete says it
+            return text
         return text + (f" before the hard time cap ({self.seconds:.1f} s used)"
                        if self.incomplete else "")
 

@@ -102,6 +102,8 @@ class ModelReport:
     #: Seconds the run took, and the final replays of its findings (:func:`verify`).
     seconds: float = 0.0
     replay_seconds: float = 0.0
+    #: Why no fresh subject started for an example, twice ("": each did; else incomplete).
+    start_failed: str = ""
 
     @property
     def newline_translation(self) -> list[ModelDisagreement]:
@@ -158,8 +160,9 @@ def explore_editor_model(s: ToolSession, *, max_examples: int = MAX_EXAMPLES,
     found = [f for f in found if id(f) not in done]
     found.sort(key=lambda d: len(d.steps))
     return ModelReport(found, x.observed(), x.ended, x.budget, aside,
-                       incomplete=x.budget.timed_out, seconds=time.monotonic() - started,
-                       replay_seconds=replayed)
+                       incomplete=x.budget.timed_out or bool(x.start_failed),
+                       seconds=time.monotonic() - started, replay_seconds=replayed,
+                       start_failed=x.start_failed)
 
 
 # --- one defect, one check ------------------------------------------------------------------------

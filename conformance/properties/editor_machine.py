@@ -29,7 +29,6 @@ from conformance.properties.editor_judge import (
     ModelDisagreement,
     Plant,
     Step,
-    disagreement,
     judge,
 )
 from conformance.properties.editor_model import EditorModel, lines_of
@@ -79,6 +78,9 @@ class Exploration:
     close_notes: list[str] = field(default_factory=list)
     #: How the hypothesis run ended (see :func:`conformance.properties.exploration.explore`).
     ended: str = ""
+    #: Why no fresh subject started for an example, twice ("": each one did): the run is
+    #: incomplete, never a finding (a start that fails under load is no verdict on the tool).
+    start_failed: str = ""
 
     def _subject(self) -> ToolSession:
         """The examples' subject; a fresh one when the last one faulted (:class:`StopExploring`
@@ -100,13 +102,16 @@ class Exploration:
         return s
 
     def _spawn(self, where: Path) -> ToolSession | None:
-        try:
-            return spawn(self.parent, where)
-        except Exception as e:  # SubjectStartError and kin: the subject's failure, not ours
-            self.findings.add("start", disagreement(
-                "start: the subject did not start", "a fresh subject for an example did not "
-                "start", f"{type(e).__name__}: {e}", "a subject that starts", [], where), 0)
-            raise StopExploring("start") from None
+        """A fresh subject, tried twice (one start can be unlucky on a loaded machine); twice
+        not started stops the run, incomplete (:attr:`start_failed`). A subject that cannot
+        start at all has failed its own case's start before this runs."""
+        for attempt in (1, 2):
+            try:
+                return spawn(self.parent, where)
+            except Exception as e:  # SubjectStartError and kin
+                if attempt == 2:
+                    self.start_failed = f"{type(e).__name__}: {e}"
+        raise StopExploring("start")
 
     def open(self, label: str = "example") -> tuple[ToolSession, Path]:
         """The examples' subject and an empty directory of its own inside its working
