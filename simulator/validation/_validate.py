@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -40,7 +41,46 @@ def _known(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[V
     yield ValidationError(text or f"{value['note']}: {instance!r}")
 
 
-_Validator = validators.extend(Draft202012Validator, {KNOWN: _known})
+#: ECMA-262's ``\\s``: its white space and line terminators (Python's also has ``\\x1c``-``\\x1f``,
+#: and lacks ``\\ufeff``).
+_ECMA_SPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+
+
+@cache
+def ecma_pattern(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled for Python with JSON Schema's (ECMA-262's) meaning: ``$`` is the end
+    of the string (Python's also matches before a final newline, so ``^[a-z]+$`` took
+    ``"name\\n"``), ``\\d`` and ``\\w`` are ASCII (Python's take any script's digits and
+    letters) and ``\\s`` is ECMA's white space. The compiled fast path (Rust) has that meaning;
+    the detailed path disagreed with it, and ``validate`` then answered no violation."""
+    out: list[str] = []
+    escaped = in_class = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+            if ch in "sS":
+                out[-1] = ("[" if ch == "s" else "[^") + _ECMA_SPACE + "]" if not in_class else (
+                    _ECMA_SPACE if ch == "s" else "\\S")
+                continue
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "$":
+            out.append(r"\Z")
+            continue
+        out.append(ch)
+    return re.compile("".join(out), re.ASCII)
+
+
+def _pattern(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not ecma_pattern(value).search(instance):
+        yield ValidationError(f"{instance!r} does not match {value!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {KNOWN: _known, "pattern": _pattern})
 
 
 @cache
