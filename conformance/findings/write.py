@@ -178,9 +178,9 @@ def render_index(records: Sequence[dict[str, Any]], title: str) -> str:
     for r in records:
         cols.setdefault(r["column"], []).append(r)
     out = [f"# Findings: {title}", "",
-           "One folder per failing cell (FAIL at MUST or SHOULD): `repro.py` (standalone: the "
-           "implementation and the standard library; exit 1 while the defect is there, 0 once "
-           "fixed), `ISSUE.md` (a draft for the implementation's maintainers), `finding.json`. "
+           "One folder per failing cell (FAIL at MUST or SHOULD): `repro.py`, or `repro.mjs` for "
+           "an npm package (standalone: the implementation and the standard library; exit 1 "
+           "while the defect is there, 0 once fixed), `ISSUE.md` (a draft for the implementation's maintainers), `finding.json`. "
            "Written by `tooluse findings`, verified by `tooluse findings --verify` "
            "(docs/matrix.md \"Findings a maintainer can run\").", "",
            "| column | version | findings | MUST | SHOULD | reproducers | exit 1 |",
