@@ -71,3 +71,22 @@ def test_a_custom_tool_name_ending_in_a_newline_is_refused_with_its_rule(
         rules = {x.rule for x in validate(tool, "ma_tool") if x.severity == "error"}
         assert rules == {"managed_agents.custom_tool.name",
                          "managed_agents.custom_tool.property_name"}, (fast, rules)
+
+
+def test_a_refusal_the_detailed_path_cannot_explain_is_still_a_refusal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the two paths read a keyword differently again, ``validate`` does not answer "no
+    violation" for what the compiled validator refused: it gives that validator's reason."""
+    import simulator.validation._validate as v
+
+    class _Blind:
+        def iter_errors(self, obj: Any) -> list[Any]:
+            return []
+
+    monkeypatch.setattr(v, "validator_for", lambda *a: _Blind())
+    tool = {"type": "custom", "name": "get_weather\n", "description": "x",
+            "input_schema": {"type": "object"}}
+    said = validate(tool, "ma_tool")
+    assert [(x.pointer, x.severity) for x in said] == [("/name", "error")], said
+    assert "does not match" in said[0].message and said[0].rule.endswith(":pattern")
+    assert validate({**tool, "name": "get_weather"}, "ma_tool") == []

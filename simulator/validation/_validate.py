@@ -190,6 +190,18 @@ def _convert(err: ValidationError, owners: dict[int, str]) -> list[Violation]:
     return [Violation(pointer_of(err.absolute_path), message, str(rule), severity)]
 
 
+def _refused_unexplained(fast: Any, obj: Any, kind: str) -> list[Violation]:
+    """The compiled validator refused ``obj`` and the detailed one named nothing: the two read a
+    keyword differently (a bug of this suite: ``ecma_pattern`` closed the one known). Never a
+    silent accept: the compiled validator's own first reason, as an error."""
+    first = next(iter(fast.iter_errors(obj)), None)
+    if first is None:
+        return []
+    where = [str(p) for p in first.schema_path]
+    return [Violation(pointer_of(first.instance_path), _short(first.message),
+                      f"{kind}:{where[-1] if where else 'schema'}", "error")]
+
+
 def is_valid(obj: Any, kind: str, *, strict: bool = False,
              max_agent_tools: int = DEFAULT_MAX_AGENT_TOOLS) -> bool:
     """Whether ``obj`` is valid against the schema of ``kind`` with nothing to report (False when
@@ -229,5 +241,7 @@ def validate(obj: Any, kind: str, *, strict: bool = False,
     validator = validator_for(kind, mode, max_agent_tools)
     owners = _owners(mode, max_agent_tools)
     out = [v for e in validator.iter_errors(obj) for v in _convert(e, owners)] + order
+    if fast is not None and not out:
+        out = _refused_unexplained(fast, obj, kind)
     out.sort(key=lambda v: (v.severity != "error", v.pointer))
     return list(dict.fromkeys(out))
