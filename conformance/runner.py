@@ -56,7 +56,6 @@ from conformance.catalog import (
     Rejudged,
     checks_for,
 )
-from conformance.options import Run
 from conformance.rejudge import (
     is_start_failure,
     judged_again,
@@ -74,6 +73,7 @@ from conformance.results import (
     SubjectInfo,
     blocks,
 )
+from conformance.run import Run
 from conformance.session import allow_fresh, allow_spawn
 from conformance.shards import ShardPlan
 from conformance.subjects import forkserver, timing
@@ -493,7 +493,7 @@ def default_jobs() -> int:
 
 
 def run_settings(settings: Run | None = None, **changes: Any) -> Run:
-    """``settings`` (default: :class:`~conformance.options.Run`'s documented defaults, never the
+    """``settings`` (default: :class:`~conformance.run.Run`'s documented defaults, never the
     environment's) with ``changes`` (its field names; ``checks`` any sequence or None)."""
     if "checks" in changes:
         changes["checks"] = tuple(changes["checks"] or ())
@@ -504,7 +504,7 @@ def plan_run(subjects: Sequence[SubjectLike], settings: Run | None = None, *,
              shard: ShardPlan | None = None, **changes: Any) -> RunPlan:
     """The cases of the run: every subject × its applicable checks the run selects (``shard``:
     only that shard's (subject name, check id) cases, ``--shard``). The run's record keeps its
-    options (``argv``: ``run`` and :meth:`~conformance.options.Run.words`)."""
+    options (``argv``: ``run`` and :meth:`~conformance.run.Run.words`)."""
     settings = run_settings(settings, **changes)
     checks = settings.checks or None
     cases = [Case(sub, chk) for sub in subjects for chk in select_checks(sub, checks)

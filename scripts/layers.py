@@ -33,7 +33,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli",),
     ("matrix", "findings", "probe", "pytest", "plugin"),
     ("reports", "checks_doc"),
-    ("runner", "rejudge", "options", "shards"),
+    ("runner", "rejudge", "options", "run", "shards"),
     ("checks", "reference", "lint_tools"),
     ("loops", "workers"),
     ("properties", "subjects", "reproducers", "rechecks", "adapters"),

@@ -16,11 +16,11 @@ from test_reports_sample import SUBJECTS, _r, sample_doc
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.basis import BASES, Basis, basis_lines, language
 from conformance.catalog import CATALOG
-from conformance.options import Run
 from conformance.reports import render_junit, render_markdown
 from conformance.reports.html import render_html
 from conformance.reports.summary import print_summary
 from conformance.results import Outcome, RunInfo
+from conformance.run import Run
 from simulator.sources import PROTOCOL, SEEDS
 
 QUOTED = sorted(cid for cid, b in BASES.items() if b.original)

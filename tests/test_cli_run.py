@@ -101,8 +101,8 @@ def test_progress_goes_to_stderr_and_quiet_silences_it(
     assert "PASS: 2 passed" in out and "[1/2]" not in out
     assert main([*argv, "-q"]) == 0
     assert capsys.readouterr().err == ""
-    from conformance.options import Run
     from conformance.reports.rerun import rerun_line
+    from conformance.run import Run
 
     run = Run.from_argv(["run", "--bash", "reference-bash", "--progress", "lines", "-q",
                          "--timeout", "5"])

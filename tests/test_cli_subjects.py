@@ -18,8 +18,8 @@ import pytest
 
 from conformance.cli import build_parser, main
 from conformance.errors import UsageError
-from conformance.options import Run, build_subjects
 from conformance.reports import validate_document
+from conformance.run import Run, build_subjects
 from conformance.subjects.case import CaseSettings
 from conformance.subjects.spec import command_label, command_subject, preflight
 

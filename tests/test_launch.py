@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import UsageError
-from conformance.options import confinement_of
+from conformance.run import confinement_of
 from conformance.subjects.launch import (
     Confinement,
     Folders,

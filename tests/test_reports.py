@@ -12,7 +12,6 @@ import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 from test_reports_sample import FIXED_END, SUBJECTS, sample_doc, sample_results
 
-from conformance.options import Run
 from conformance.reports import (
     Progress,
     RunReports,
@@ -26,6 +25,7 @@ from conformance.reports import (
 from conformance.reports import markdown as md_mod
 from conformance.reports import results_file as rf
 from conformance.results import CheckResult, Outcome, RunInfo
+from conformance.run import Run
 
 XSD = Path(__file__).parent / "data" / "junit-jenkins.xsd"
 

@@ -1,5 +1,5 @@
 """The rerun command of a result (conformance.reports.rerun), rendered from the run's value
-(conformance.options.Run) and the failing case's subject alone, and relativized reproducers."""
+(conformance.run.Run) and the failing case's subject alone, and relativized reproducers."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG
 from conformance.cli import build_parser
-from conformance.options import AGENT_REFERENCES, Run, SubjectChoice
+from conformance.options import AGENT_REFERENCES
 from conformance.reference import REFERENCE_SUBJECTS
 from conformance.reports.rerun import rerun_command, rerun_line
 from conformance.reproducers import HOME, WORKDIR, materialize, relativize, relativize_value
 from conformance.results import CheckResult, Outcome
+from conformance.run import Run, SubjectChoice
 from conformance.subjects import sandbox
 from conformance.subjects.launch import Confinement
 

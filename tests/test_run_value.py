@@ -15,7 +15,8 @@ import pytest
 from conformance import runner
 from conformance.catalog import CATALOG
 from conformance.cli import build_parser
-from conformance.options import OPTIONS, PYTEST, Run, pytest_options
+from conformance.options import OPTIONS, PYTEST, pytest_options
+from conformance.run import Run
 from conformance.subjects.case import CaseSettings
 from conformance.subjects.launch import Confinement
 from conformance.subjects.spec import factory_subject

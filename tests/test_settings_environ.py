@@ -1,5 +1,5 @@
 """Below the entry points nothing reads the environment for settings (issue 38): the run's
-settings are one value (``conformance.options.Run``), built once where ``tooluse``, the pytest
+settings are one value (``conformance.run.Run``), built once where ``tooluse``, the pytest
 plugin, the matrix or the probe start, and carried whole to every case.
 
 The scan reads every module of ``conformance/`` (its AST) for ``os.environ``, ``os.getenv`` and
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.options import Run
+from conformance.run import Run
 from conformance.subjects.launch import Confinement
 
 PACKAGE = Path(__file__).resolve().parent.parent / "conformance"
@@ -27,7 +27,7 @@ ALLOWED: dict[str, str] = {
     "cli/": "the `tooluse` commands: each entry point builds its Run (Run.from_args(args, "
             "os.environ)) and reads the API key and base URL of `tooluse probe`",
     "pytest/plugin.py": "the pytest plugin's entry point builds the run's Run from --tooluse-*",
-    "options.py:Run.from_args": "builds the Run from the environment its entry point passes "
+    "run.py:Run.from_args": "builds the Run from the environment its entry point passes "
                                 "(the TOOLUSE_* defaults under the options)",
     # child processes: their own entry points, reading what their parent wrote for them
     "subjects/host.py": "the subject host, its own process: reads the TOOLUSE_SPEC, workdir and "
@@ -130,7 +130,7 @@ def test_nothing_below_the_entry_points_reads_the_environment_for_settings() -> 
     unlisted = [f"conformance/{rel}:{line}: {what} in {qual or 'the module'}"
                 for rel, line, what, qual in environment_reads() if not allowed(rel, qual)]
     assert not unlisted, ("read the setting at the entry point into the run's value "
-                          "(conformance.options.Run) and carry it, or list the place in "
+                          "(conformance.run.Run) and carry it, or list the place in "
                           "ALLOWED with why:\n" + "\n".join(unlisted))
 
 

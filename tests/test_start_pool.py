@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from conformance import runner
-from conformance.options import Run
 from conformance.reports.results_file import ResultsWriter, validate_document
 from conformance.results import Outcome
+from conformance.run import Run
 from conformance.session import fresh
 from conformance.subjects import command_subject
 from conformance.subjects.case import CaseSettings

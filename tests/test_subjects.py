@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import UsageError
-from conformance.options import subject_from_option
+from conformance.run import subject_from_option
 from conformance.subjects import (
     SubjectStartError,
     command_subject,

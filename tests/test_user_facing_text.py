@@ -22,11 +22,11 @@ from test_reports_sample import SUBJECTS, _r, sample_doc
 import conformance.checks  # noqa: F401  (registers every check)
 from conformance.catalog import CATALOG
 from conformance.cli import build_parser, main
-from conformance.options import Run
 from conformance.reports import render_junit, render_markdown
 from conformance.reports.html import render_html
 from conformance.reports.summary import print_summary
 from conformance.results import Outcome, RunInfo
+from conformance.run import Run
 
 ROOT = Path(__file__).resolve().parent.parent
 #: "seed" as the documents' name; a random seed (``--seed``, "random seed", "fixed seed") and the

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if not scenarios:
         raise UsageError("no drivable scenario among " + (", ".join(args.scenarios) or "the corpus"))
-    from conformance.options import Run
+    from conformance.run import Run
 
     settings = Run.from_args(args, os.environ)  # --sandbox and the limits: the bash's
     config = ProbeConfig(model=args.model, out=Path(args.out), base_url=base_url,

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from conformance.cli import EXIT_USAGE
 from conformance.errors import UsageError
-from conformance.options import Run, add_run_arguments, build_subjects, shard_plan_of
+from conformance.options import add_run_arguments
+from conformance.run import Run, build_subjects, shard_plan_of
 
 if TYPE_CHECKING:
     from conformance.reports.baseline import Baseline

@@ -65,9 +65,9 @@ class ColumnRun:
 def run_argv(entry: SubjectEntry, config: MatrixConfig, out_dir: Path, *,
              jobs: int | None, checks: Sequence[str] = ()) -> list[str]:
     """``run ...``: the arguments of the column's ``tooluse run``: the column's
-    :class:`~conformance.options.Run` as words (its ``TOOLUSE_*`` environment entries reach
+    :class:`~conformance.run.Run` as words (its ``TOOLUSE_*`` environment entries reach
     that run's own entry point through its environment)."""
-    from conformance.options import Run, SubjectChoice
+    from conformance.run import Run, SubjectChoice
     from conformance.subjects.launch import Confinement
     from conformance.subjects.sandbox import ALLOWED_ENV
 

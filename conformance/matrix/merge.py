@@ -153,11 +153,11 @@ def _entry(record: dict[str, Any]) -> SubjectEntry:
 def _argv(argv: Sequence[str], entry: SubjectEntry, checks: Sequence[str],
           patterns: Sequence[str], out: Path) -> list[str]:
     """A piece's ``tooluse run`` argv as the whole column's run would have it: the piece's
-    run (:class:`~conformance.options.Run`, read by ``tooluse run``'s parser) with the column's
+    run (:class:`~conformance.run.Run`, read by ``tooluse run``'s parser) with the column's
     checks and ``out``."""
     from dataclasses import replace
 
-    from conformance.options import Run
+    from conformance.run import Run
 
     run = Run.from_argv(list(argv))
     chosen = tuple(checks) if entry.skip_checks else tuple(patterns)

@@ -7,6 +7,6 @@ from typing import Any
 
 import pytest
 
-#: The run's settings (:class:`conformance.options.Run`), built once from the ``--tooluse-*``
+#: The run's settings (:class:`conformance.run.Run`), built once from the ``--tooluse-*``
 #: options when one names a subject; absent: no conformance item is collected.
 RUN = pytest.StashKey[Any]()

@@ -19,11 +19,11 @@ from conformance import runner
 from conformance.basis import basis_lines
 from conformance.catalog import Check, Severity
 from conformance.errors import UsageError
-from conformance.options import Run, build_subjects
 from conformance.pytest import RUN
 from conformance.reports.rerun import rerun_line
 from conformance.reports.summary import indented, readable
 from conformance.results import CheckResult, Outcome
+from conformance.run import Run, build_subjects
 from conformance.runner import run_case
 from conformance.subjects.spec import preflight
 

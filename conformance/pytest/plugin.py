@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "tooluse: a conformance check run against a subject")
     if wanted(config):  # the run's one value, built here as `tooluse run` builds it
         from conformance.errors import UsageError
-        from conformance.options import Run
+        from conformance.run import Run
 
         try:
             settings = Run.from_args(config.option, os.environ, prefix="tooluse_")

@@ -120,10 +120,10 @@ def check_shards(shards: Sequence[ShardResults]) -> list[tuple[str, str]]:
 
 def unsharded_argv(argv: Sequence[str]) -> list[str]:
     """A shard's argv without ``--shard K/N`` / ``--history PATH``: its run's value
-    (:class:`~conformance.options.Run`, read by ``tooluse run``'s parser) unsharded, as words."""
+    (:class:`~conformance.run.Run`, read by ``tooluse run``'s parser) unsharded, as words."""
     from dataclasses import replace
 
-    from conformance.options import Run
+    from conformance.run import Run
 
     words = list(argv)
     if words[:1] != ["run"]:

@@ -1,9 +1,9 @@
 """The one-line command that reruns one check: ``tooluse run <subject options> --check ID``.
 
 Every report prints it under each failing or erroring check. It is rendered from the run's
-:class:`~conformance.options.Run` and the failing case's subject alone
-(:meth:`Run.only <conformance.options.Run.only>`, then :meth:`Run.words
-<conformance.options.Run.words>`): that subject's own option and ``--name`` when its name is not
+:class:`~conformance.run.Run` and the failing case's subject alone
+(:meth:`Run.only <conformance.run.Run.only>`, then :meth:`Run.words
+<conformance.run.Run.words>`): that subject's own option and ``--name`` when its name is not
 the default label (a bundled reference by its name), the options of its family (``--bash-type``,
 ``--editor-max-characters``, ``--loop-matching``), the run's timeouts, sandbox and limits,
 ``--strict`` and ``--fail-on-flaky``; never the other subjects, ``--all-reference``, where the
@@ -24,8 +24,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from conformance.errors import UsageError
-from conformance.options import AGENT_REFERENCES, FAMILIES, Run, SubjectChoice
+from conformance.options import AGENT_REFERENCES, FAMILIES
 from conformance.reference import REFERENCE_SUBJECTS
+from conformance.run import Run, SubjectChoice
 
 
 def rerun_line(run: Run, subject: dict[str, Any] | str | None, check_id: str) -> str:

@@ -3,7 +3,7 @@
 See ``docs/subjects.md``. The public surface:
 
 - :class:`Subject`, :func:`factory_subject`, :func:`command_subject` (a bundled reference by its
-  name: :func:`conformance.options.subject_from_option`)
+  name: :func:`conformance.run.subject_from_option`)
 - :class:`ProcessSession` (the :class:`~conformance.session.ToolSession` every subject runs in)
 - :class:`SubjectStartError` (and :class:`SubjectNotReady`: the first call failed at start-up)
 

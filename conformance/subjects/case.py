@@ -3,7 +3,7 @@
 Every subject opens a case the same way, ``subject.open(workdir, case)`` (the runner's
 ``SubjectLike`` protocol): the command timeout, the case's budget, the start-up allowance and
 the run's :class:`~conformance.subjects.launch.Confinement`. It is the part of the run's
-:class:`~conformance.options.Run` a subject needs (``Run.case``), built once at an entry point;
+:class:`~conformance.run.Run` a subject needs (``Run.case``), built once at an entry point;
 nothing below reads the environment for it.
 """
 

@@ -67,7 +67,7 @@ class Confinement:
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Confinement:
         """The confinement the ``TOOLUSE_*`` variables of ``env`` describe (defaults where unset;
-        an entry point passes its environment, :meth:`conformance.options.Run.from_args`)."""
+        an entry point passes its environment, :meth:`conformance.run.Run.from_args`)."""
         mode = env.get("TOOLUSE_SANDBOX", sandbox.DEFAULT_MODE) or sandbox.DEFAULT_MODE
         return cls(
             mode=mode if mode in sandbox.MODES else sandbox.DEFAULT_MODE,

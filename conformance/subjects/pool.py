@@ -55,7 +55,7 @@ Opener = Callable[[Any, Path], Any]
 
 #: ``TOOLUSE_START_POOL=0``: every case and check starts its own subject when it needs one, as
 #: before the pool (the benchmark's "before"; a way out should the pool ever be in the way).
-#: Read at the entry point into the run's value (``conformance.options.Run.start_pool``).
+#: Read at the entry point into the run's value (``conformance.run.Run.start_pool``).
 ENV_SWITCH = "TOOLUSE_START_POOL"
 
 
