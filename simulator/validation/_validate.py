@@ -58,9 +58,11 @@ def ecma_pattern(pattern: str) -> re.Pattern[str]:
     for ch in pattern:
         if escaped:
             escaped = False
-            if ch in "sS":
-                out[-1] = ("[" if ch == "s" else "[^") + _ECMA_SPACE + "]" if not in_class else (
-                    _ECMA_SPACE if ch == "s" else "\\S")
+            if ch == "s":  # the backslash already out becomes ECMA's class
+                out[-1] = _ECMA_SPACE if in_class else f"[{_ECMA_SPACE}]"
+                continue
+            if ch == "S" and not in_class:
+                out[-1] = f"[^{_ECMA_SPACE}]"
                 continue
         elif ch == "\\":
             escaped = True
