@@ -212,6 +212,37 @@ def shard_set_problem(shards: Sequence[tuple[int, str, str]], count: int) -> str
     return ""
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How shards cover a plan (:func:`coverage`): the first unit two shards both ran (with the
+    two shards' labels), the plan's units no shard ran (in plan order), and the units a shard
+    ran that the plan lacks (with that shard's label)."""
+
+    overlap: tuple[Key, str, str] | None
+    missing: list[Key]
+    extra: list[tuple[Key, str]]
+
+
+def coverage(pieces: Iterable[tuple[str, Iterable[Key]]], plan: Sequence[Key]) -> Coverage:
+    """What each shard ran (``(label, units)``, in shard order) against the ``plan``: one pass
+    serves ``tooluse matrix merge`` (cells) and ``tooluse run merge`` (cases), which word it."""
+    ran: dict[Key, str] = {}
+    for label, units in pieces:
+        for unit in units:
+            if unit in ran:
+                return Coverage((unit, ran[unit], label), [], [])
+            ran[unit] = label
+    planned = set(plan)
+    return Coverage(None, [k for k in plan if k not in ran],
+                    [(k, label) for k, label in ran.items() if k not in planned])
+
+
+def first_few(words: Sequence[str], most: int = 5) -> str:
+    """``a, b, c`` for at most ``most`` words, then `` and N more``."""
+    more = f" and {len(words) - most} more" if len(words) > most else ""
+    return ", ".join(words[:most]) + more
+
+
 def plan_digest(keys: Iterable[Key]) -> str:
     """A short hash of the whole plan (every unit's key), the same on every shard."""
     text = json.dumps(sorted([list(k) for k in keys]))

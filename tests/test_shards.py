@@ -355,3 +355,19 @@ def test_matrix_merge_refuses_a_column_whose_environment_differs(matrices: Path,
     code, _, err = _main(["matrix", "merge", *map(str, shards), "--out", str(tmp_path / "m")])
     assert code == 2
     assert f"the column {cut} ran in different environments" in err and "3.99.0" in err
+
+
+def test_coverage_names_the_first_overlap_then_the_missing_and_extra_units() -> None:
+    """One pass serves both merges: the first unit two shards ran, else the plan's units no
+    shard ran (in plan order) and the units no plan has."""
+    from conformance.shards import coverage, first_few
+
+    plan = [("s", "a"), ("s", "b"), ("s", "c")]
+    twice = coverage([("1/2", [("s", "a")]), ("2/2", [("s", "b"), ("s", "a")])], plan)
+    assert twice.overlap == (("s", "a"), "1/2", "2/2")
+    gaps = coverage([("1/2", [("s", "c")]), ("2/2", [("t", "x")])], plan)
+    assert gaps.overlap is None and gaps.missing == [("s", "a"), ("s", "b")]
+    assert gaps.extra == [(("t", "x"), "2/2")]
+    assert coverage([("1/1", plan)], plan) == coverage([], []) == type(gaps)(None, [], [])
+    assert first_few(list("abcde")) == "a, b, c, d, e"
+    assert first_few(list("abcdefg")) == "a, b, c, d, e and 2 more"

@@ -28,7 +28,16 @@ from conformance.errors import UsageError
 from conformance.matrix.config import SubjectEntry, dir_name
 from conformance.matrix.execute import ColumnRun
 from conformance.matrix.shard import SHARD_FILE, column_checks
-from conformance.shards import Key, Setup, ShardLoad, Unit, shard_set_problem, split
+from conformance.shards import (
+    Key,
+    Setup,
+    ShardLoad,
+    Unit,
+    coverage,
+    first_few,
+    shard_set_problem,
+    split,
+)
 
 
 class MatrixMergeRefused(UsageError):
@@ -106,18 +115,14 @@ def check_matrix_shards(shards: Sequence[MatrixShard]) -> list[Key]:
         raise MatrixMergeRefused(problem)
     plan = [(str(a), str(b)) for _i, units in first.doc["plan"]["assignment"]
             for a, b in units]
-    ran: dict[Key, MatrixShard] = {}
-    for s in sorted(shards, key=lambda s: s.index):
-        for cell in s.cells():
-            if cell in ran:
-                raise MatrixMergeRefused(f"overlapping shards: the cell {cell[0]} × {cell[1]} "
-                                         f"is in {ran[cell].label} and in {s.label}")
-            ran[cell] = s
-    missing = [k for k in plan if k not in ran]
-    if missing:
-        shown = ", ".join(f"{a} × {b}" for a, b in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise MatrixMergeRefused(f"missing cells: no shard ran {shown}{more}")
+    got = coverage([(s.label, s.cells()) for s in sorted(shards, key=lambda s: s.index)], plan)
+    if got.overlap:
+        (a, b), one, other = got.overlap
+        raise MatrixMergeRefused(f"overlapping shards: the cell {a} × {b} is in {one} and in "
+                                 f"{other}")
+    if got.missing:
+        raise MatrixMergeRefused("missing cells: no shard ran "
+                                 + first_few([f"{a} × {b}" for a, b in got.missing]))
     _same_environments(shards)
     return plan
 

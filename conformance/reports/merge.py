@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
-from conformance.shards import shard_set_problem
+from conformance.shards import coverage, first_few, shard_set_problem
 
 from .bundle import RESULTS
 from .coverage import coverage_for
@@ -97,24 +97,19 @@ def check_shards(shards: Sequence[ShardResults]) -> list[tuple[str, str]]:
     if problem:
         raise MergeRefused(problem)
     plan = [(str(a), str(b)) for a, b in first.shard["plan"]]
-    ran: dict[tuple[str, str], ShardResults] = {}
-    for s in shards:
-        for r in s.doc["results"]:
-            case = (str(r["subject"]), str(r["check_id"]))
-            if case in ran:
-                raise MergeRefused(f"overlapping shards: {case[0]}:{case[1]} is in "
-                                   f"{ran[case].label} and in {s.label}")
-            ran[case] = s
-    missing = [k for k in plan if k not in ran]
-    if missing:
-        shown = ", ".join(f"{a}:{b}" for a, b in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise MergeRefused(f"missing cases: no shard ran {shown}{more} (a shard that did not "
-                           "complete? its results.json says \"complete\": false)")
-    extra = [k for k in ran if k not in set(plan)]
-    if extra:
-        raise MergeRefused(f"{ran[extra[0]].label} ran {extra[0][0]}:{extra[0][1]}, which is "
-                           "not in the plan")
+    got = coverage([(s.label, [(str(r["subject"]), str(r["check_id"])) for r in s.doc["results"]])
+                    for s in shards], plan)
+    if got.overlap:
+        (a, b), one, other = got.overlap
+        raise MergeRefused(f"overlapping shards: {a}:{b} is in {one} and in {other}")
+    if got.missing:
+        raise MergeRefused("missing cases: no shard ran "
+                           + first_few([f"{a}:{b}" for a, b in got.missing])
+                           + " (a shard that did not complete? its results.json says "
+                           "\"complete\": false)")
+    if got.extra:
+        (a, b), label = got.extra[0]
+        raise MergeRefused(f"{label} ran {a}:{b}, which is not in the plan")
     return plan
 
 
